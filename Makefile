@@ -1,0 +1,48 @@
+# Rigboard: `make demo` runs the service with data to look at; `make test` runs everything CI runs.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# A portable llama.cpp build: a native one dies with "Illegal instruction" on CPUs
+# other than the one that built it.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rigboard
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: install install-dev demo test lint typecheck migrations-check pytest bench-ingest clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+
+install-dev: $(BIN)/python
+	$(BIN)/pip install -q -r requirements-dev.txt
+
+# The embedded default: SQLite, tasks in-process, the articles' published results.
+demo: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py import_published
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck:
+	$(BIN)/mypy leaderboard runners
+
+migrations-check:
+	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py makemigrations --check --dry-run
+
+pytest:
+	DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS)
+
+test: install-dev lint typecheck migrations-check pytest
+
+bench-ingest:
+	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python benchmarks/ingest.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles test-artifacts

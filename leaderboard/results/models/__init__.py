@@ -1,0 +1,53 @@
+"""Rigboard's data: rigs and their tokens, stacks, model files, configurations,
+workloads, runs with their raw samples and sweep points, and what the articles
+published (sources, comparisons, experiments, fits)."""
+
+from leaderboard.results.models.catalog import (
+    Architecture,
+    Configuration,
+    Engine,
+    ModelFile,
+    SpeculativeType,
+    Stack,
+    Workload,
+)
+from leaderboard.results.models.published import (
+    PublishedComparison,
+    PublishedComparisonRow,
+    PublishedExperiment,
+    PublishedFit,
+    Source,
+)
+from leaderboard.results.models.rigs import Rig, RigGpu, RigToken
+from leaderboard.results.models.runs import (
+    Provenance,
+    Run,
+    RunStatus,
+    Sample,
+    SummarySource,
+    SweepPoint,
+)
+
+__all__ = [
+    "Architecture",
+    "Configuration",
+    "Engine",
+    "ModelFile",
+    "Provenance",
+    "PublishedComparison",
+    "PublishedComparisonRow",
+    "PublishedExperiment",
+    "PublishedFit",
+    "Rig",
+    "RigGpu",
+    "RigToken",
+    "Run",
+    "RunStatus",
+    "Sample",
+    "Source",
+    "SpeculativeType",
+    "Stack",
+    "SummarySource",
+    "SweepPoint",
+    "Workload",
+]

@@ -1,0 +1,149 @@
+"""A benchmark run, its raw per-repetition samples and its context-sweep points.
+
+The summary columns on Run are computed by the service from the raw samples
+(leaderboard.results.services.summary), never taken from the client. Reported
+runs without samples carry the summary their article published instead;
+``summary_source`` says which."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.results.models.catalog import Configuration, ModelFile, Stack, Workload
+from leaderboard.results.models.published import Source
+from leaderboard.results.models.rigs import Rig
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    FINISHED = "finished", "Finished"
+    FAILED = "failed", "Failed"
+    ABORTED = "aborted", "Aborted"
+
+
+class Provenance(models.TextChoices):
+    MEASURED = "measured", "Measured"
+    REPORTED = "reported", "Reported"
+
+
+class SummarySource(models.TextChoices):
+    SAMPLES = "samples", "Computed from raw samples"
+    PUBLISHED = "published", "As published by the source"
+    NONE = "none", "No figures"
+
+
+class Run(models.Model):
+    """One benchmark run: rig × stack × model file × configuration × workload."""
+
+    uuid = models.UUIDField(unique=True, default=uuid.uuid4, help_text="Client-generated idempotency key.")
+    rig = models.ForeignKey(Rig, on_delete=models.PROTECT, related_name="runs")
+    stack = models.ForeignKey(Stack, on_delete=models.PROTECT, related_name="runs")
+    model_file = models.ForeignKey(ModelFile, on_delete=models.PROTECT, related_name="runs")
+    configuration = models.ForeignKey(Configuration, on_delete=models.PROTECT, related_name="runs")
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="runs")
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    failure_reason = models.TextField(blank=True)
+    provenance = models.CharField(max_length=16, choices=Provenance.choices, default=Provenance.MEASURED)
+    source = models.ForeignKey(Source, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
+    report_key = models.CharField(max_length=200, blank=True, help_text="The id of a reported result in its file.")
+    # sha256 of hardware + model file + workload: two runs with the same key
+    # measure the same thing and may be ranked and compared.
+    comparison_key = models.CharField(max_length=64, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    notes = models.TextField(blank=True)
+    fingerprint = models.JSONField(default=dict, blank=True)
+    server_log_tail = models.TextField(blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    # Summary, computed by the service (or published, for reported runs).
+    summary_source = models.CharField(max_length=16, choices=SummarySource.choices, default=SummarySource.NONE)
+    n_samples = models.PositiveIntegerField(default=0)
+    decode_tokens_per_s_mean = models.FloatField(null=True, blank=True, db_index=True)
+    decode_tokens_per_s_median = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_stdev = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_min = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_max = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_range = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_ci95_low = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_ci95_high = models.FloatField(null=True, blank=True)
+    prefill_tokens_per_s_mean = models.FloatField(null=True, blank=True)
+    ttft_ms_mean = models.FloatField(null=True, blank=True)
+    acceptance_pct = models.FloatField(null=True, blank=True)
+    power_w_mean = models.FloatField(null=True, blank=True)
+    energy_j_total = models.FloatField(null=True, blank=True)
+    tokens_per_kwh = models.FloatField(null=True, blank=True)
+    cost_usd_per_mtok = models.FloatField(null=True, blank=True, help_text="Published API price (reported runs).")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "-decode_tokens_per_s_mean"], name="run_rank_idx"),
+            models.Index(fields=["provenance", "status"], name="run_prov_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_file} on {self.rig} ({self.stack})"
+
+
+class Sample(models.Model):
+    """One measured repetition. Raw figures as the runner sent them."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="samples")
+    index = models.PositiveIntegerField(help_text="1-based repetition number.")
+    decode_tokens_per_s_server = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s_client = models.FloatField(null=True, blank=True)
+    prefill_tokens_per_s = models.FloatField(null=True, blank=True)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    tokens_generated = models.PositiveIntegerField(null=True, blank=True)
+    draft_n = models.PositiveIntegerField(null=True, blank=True)
+    draft_n_accepted = models.PositiveIntegerField(null=True, blank=True)
+    energy_j = models.FloatField(null=True, blank=True)
+    power_w_mean = models.FloatField(null=True, blank=True)
+    power_w_peak = models.FloatField(null=True, blank=True)
+    vram_peak_mib = models.FloatField(null=True, blank=True)
+    stop_reason = models.CharField(max_length=32, blank=True)
+    output_ok = models.BooleanField(null=True, blank=True, help_text="Output check passed (HTML game, not degenerate).")
+    flags = models.JSONField(default=list, blank=True, help_text="Output-check and timing-disagreement flags.")
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="uniq_sample_index")]
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """Return the server's decode speed when it reported one, else the client's."""
+        if self.decode_tokens_per_s_server is not None:
+            return self.decode_tokens_per_s_server
+        return self.decode_tokens_per_s_client
+
+    @property
+    def acceptance_pct(self) -> float | None:
+        """Return accepted / drafted in percent; None without drafts."""
+        if not self.draft_n or self.draft_n_accepted is None:
+            return None
+        return 100.0 * self.draft_n_accepted / self.draft_n
+
+
+class SweepPoint(models.Model):
+    """One depth of a context sweep."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="sweep_points")
+    ctx_tokens = models.PositiveIntegerField()
+    ctx_label = models.CharField(max_length=32, blank=True)
+    prefill_tokens_per_s = models.FloatField(null=True, blank=True)
+    decode_tokens_per_s = models.FloatField(null=True, blank=True)
+    ttft_ms = models.FloatField(null=True, blank=True)
+    power_w = models.FloatField(null=True, blank=True)
+    energy_j = models.FloatField(null=True, blank=True)
+    tokens_per_kwh = models.FloatField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "ctx_tokens"]

@@ -1,0 +1,79 @@
+"""Run summaries, recomputed from the raw samples with runners.stats (the same
+module the runner's table uses), never trusted from the client."""
+
+from __future__ import annotations
+
+from leaderboard.results.models import Run, Sample, SummarySource
+from runners import stats
+
+_SUMMARY_FIELDS = [
+    "summary_source",
+    "n_samples",
+    "decode_tokens_per_s_mean",
+    "decode_tokens_per_s_median",
+    "decode_tokens_per_s_stdev",
+    "decode_tokens_per_s_min",
+    "decode_tokens_per_s_max",
+    "decode_tokens_per_s_range",
+    "decode_tokens_per_s_ci95_low",
+    "decode_tokens_per_s_ci95_high",
+    "prefill_tokens_per_s_mean",
+    "ttft_ms_mean",
+    "acceptance_pct",
+    "power_w_mean",
+    "energy_j_total",
+    "tokens_per_kwh",
+]
+
+
+def _mean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    summary = stats.summarize(present)
+    return summary.mean if summary else None
+
+
+def run_summary_apply(*, run: Run, samples: list[Sample]) -> None:
+    """Set ``run``'s summary columns from ``samples`` (not saved).
+
+    With no samples the run keeps a published summary if it has one; a measured
+    run with no samples gets no figures."""
+    if not samples:
+        if run.summary_source != SummarySource.PUBLISHED:
+            for field in _SUMMARY_FIELDS[2:]:
+                setattr(run, field, None)
+            run.summary_source = SummarySource.NONE
+            run.n_samples = 0
+        return
+    decode = [s.decode_tokens_per_s for s in samples]
+    decode_present = [v for v in decode if v is not None]
+    summary = stats.summarize(decode_present)
+    run.summary_source = SummarySource.SAMPLES
+    run.n_samples = len(samples)
+    run.decode_tokens_per_s_mean = summary.mean if summary else None
+    run.decode_tokens_per_s_median = summary.median if summary else None
+    run.decode_tokens_per_s_stdev = summary.stdev if summary else None
+    run.decode_tokens_per_s_min = summary.min if summary else None
+    run.decode_tokens_per_s_max = summary.max if summary else None
+    run.decode_tokens_per_s_range = summary.range if summary else None
+    run.decode_tokens_per_s_ci95_low = summary.ci95_low if summary else None
+    run.decode_tokens_per_s_ci95_high = summary.ci95_high if summary else None
+    run.prefill_tokens_per_s_mean = _mean([s.prefill_tokens_per_s for s in samples])
+    run.ttft_ms_mean = _mean([s.ttft_ms for s in samples])
+    run.acceptance_pct = stats.acceptance_pct([s.draft_n for s in samples], [s.draft_n_accepted for s in samples])
+    run.power_w_mean = _mean([s.power_w_mean for s in samples])
+    energies = [s.energy_j for s in samples if s.energy_j is not None and s.tokens_generated is not None]
+    if energies and len(energies) == len(samples):
+        run.energy_j_total = sum(energies)
+        tokens = sum(s.tokens_generated or 0 for s in samples)
+        run.tokens_per_kwh = stats.tokens_per_kwh(tokens, run.energy_j_total)
+    else:
+        # Energy for only some repetitions would make tokens/kWh a guess.
+        run.energy_j_total = None
+        run.tokens_per_kwh = None
+
+
+def run_summary_update(*, run: Run) -> Run:
+    """Recompute and save ``run``'s summary from its stored samples; return it."""
+    run_summary_apply(run=run, samples=list(run.samples.all()))
+    run.save(update_fields=[*_SUMMARY_FIELDS, "updated_at"])
+    return run
