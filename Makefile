@@ -36,8 +36,14 @@ typecheck:
 migrations-check:
 	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py makemigrations --check --dry-run
 
+# Exit code 5 means pytest collected nothing: an empty suite is a failure, said plainly.
 pytest:
-	DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) $(BIN)/pytest $(PYTEST_ARGS)
+	@mkdir -p test-artifacts
+	@echo "test artifacts: $(CURDIR)/test-artifacts"
+	DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) \
+	  $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
+	  if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit code 5); check PYTEST_ARGS and tests/" >&2; fi; \
+	  exit $$rc
 
 test: install-dev lint typecheck migrations-check pytest
 

@@ -82,10 +82,12 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files, not a CDN
     "django_celery_beat",
     "leaderboard.results",
     "leaderboard.boards",
     "leaderboard.regressions",
+    "leaderboard.jobs",
 ]
 
 MIDDLEWARE = [
@@ -187,6 +189,15 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Benchmark runs of local LLM inference rigs: submit, list, filter.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's JS/CSS from drf-spectacular-sidecar's static files: the docs
+    # page works offline and loads nothing from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "leaderboard.results.models.runs.RunStatus.choices",
+        "RunEndStatusEnum": "leaderboard.results.api.serializers.inputs.RUN_END_STATUS_CHOICES",
+    },
 }
 
 # Celery: with no broker configured, tasks run in-process so the embedded
@@ -205,6 +216,12 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT_S", 3 * 60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT_S", CELERY_TASK_TIME_LIMIT - 60)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
+# Benchmark jobs (leaderboard.jobs): a job's hard time limit when staff give
+# none, the most they may give, and how long past it a silent running job is
+# given up as lost (its worker killed) by the periodic sweeper.
+RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S = env_int("RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S", 2 * 60 * 60)
+RIGBOARD_JOB_MAX_TIME_LIMIT_S = env_int("RIGBOARD_JOB_MAX_TIME_LIMIT_S", 12 * 60 * 60)
+RIGBOARD_JOB_GRACE_S = env_int("RIGBOARD_JOB_GRACE_S", 5 * 60)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")

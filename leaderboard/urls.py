@@ -5,4 +5,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("leaderboard.results.api.urls")),
+    path("api/jobs/", include("leaderboard.jobs.urls")),
+    path("", include("leaderboard.boards.urls")),
 ]

@@ -3,4 +3,9 @@ owns its own; they are registered here."""
 
 pytest_plugins = [
     "tests.fixtures.data",
+    "tests.fixtures.boards",
+    "tests.fixtures.browser",
+    "tests.fixtures.api",
+    "tests.fixtures.celery_worker",
+    "tests.fixtures.llama",
 ]

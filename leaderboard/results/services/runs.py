@@ -216,11 +216,16 @@ def run_append(
 ) -> Run:
     """Add samples / sweep points to an open run and optionally finish it.
 
-    Samples whose index is already stored are skipped (a retried request adds
-    nothing twice). Raise ApplicationError if the run is no longer running."""
+    Samples whose index is already stored, and sweep points whose ctx_tokens is,
+    are skipped (a retried request adds nothing twice). Finishing a run that
+    already ended with the same ``status`` returns it unchanged (a retried
+    finish). Raise ApplicationError (409) if the run is no longer running
+    otherwise, and (400) when finishing as 'finished' a run with no samples."""
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         if locked.status != RunStatus.RUNNING:
+            if status is not None and status == locked.status:
+                return locked
             raise ApplicationError(f"run is {locked.status}, not running", field="status", status_code=409)
         stored_indexes = set(locked.samples.values_list("index", flat=True))
         next_index = max(stored_indexes, default=0) + 1
@@ -234,8 +239,14 @@ def run_append(
             stored_indexes.add(fields["index"])
             next_index = max(stored_indexes) + 1
             new_samples.append(Sample(run=locked, **fields))
+        if status == RunStatus.FINISHED and not stored_indexes:
+            raise ApplicationError(
+                "a finished run needs at least one sample; finish it as failed or aborted", field="samples"
+            )
         Sample.objects.bulk_create(new_samples)
-        SweepPoint.objects.bulk_create(_sweep_objects(locked, sweep_points))
+        stored_depths = set(locked.sweep_points.values_list("ctx_tokens", flat=True))
+        new_points = [p for p in sweep_points if p.get("ctx_tokens") not in stored_depths]
+        SweepPoint.objects.bulk_create(_sweep_objects(locked, new_points))
         update_fields = ["updated_at"]
         if server_log_tail is not None:
             locked.server_log_tail = server_log_tail

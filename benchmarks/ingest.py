@@ -1,0 +1,400 @@
+"""Ingest benchmark: concurrent rigs POST finished runs to Rigboard under gunicorn
+on PostgreSQL; prints runs/s and p50/p95 latency, then how fast PostgreSQL itself
+takes the same rows with COPY, for reference.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/ingest.py
+
+DATABASE_URL names the PostgreSQL server (any database on it); the benchmark
+drops and recreates a database of its own (--db-name, rb_bench_ingest), migrates
+it, registers a rig with a token, starts gunicorn on a free loopback port, and
+runs --clients keep-alive HTTP clients for --warmup + --duration seconds. Each
+run carries 10 samples and 8 context-sweep points (docs/api.md). Every 201 is
+checked against the rows in the database afterwards. Loopback only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+ROOT = Path(__file__).resolve().parent.parent
+RIG_NAME = "bench-rig"
+SAMPLES_PER_RUN = 10
+SWEEP_POINTS_PER_RUN = 8
+MAX_CLIENTS = 64
+MAX_DURATION_S = 120.0
+TABLES = ("results_run", "results_sample", "results_sweeppoint")
+
+
+@dataclass
+class Outcome:
+    """One POST as a client saw it."""
+
+    started_s: float
+    latency_s: float
+    status: int  # 0 when the connection failed
+    error: str = ""
+
+
+@dataclass
+class ClientLog:
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+def run_body(rng: random.Random) -> bytes:
+    """Return one finished run as JSON: 10 samples and 8 sweep points with plausible jitter."""
+    decode = rng.uniform(80.0, 120.0)
+    samples = []
+    for index in range(1, SAMPLES_PER_RUN + 1):
+        tps = decode * rng.uniform(0.97, 1.03)
+        drafted = rng.randint(1200, 1700)
+        samples.append(
+            {
+                "index": index,
+                "decode_tokens_per_s_server": round(tps, 3),
+                "decode_tokens_per_s_client": round(tps * 0.99, 3),
+                "prefill_tokens_per_s": round(rng.uniform(1500, 2000), 2),
+                "ttft_ms": round(rng.uniform(80, 120), 2),
+                "prompt_tokens": 120,
+                "tokens_generated": 2000,
+                "draft_n": drafted,
+                "draft_n_accepted": int(drafted * rng.uniform(0.7, 0.9)),
+                "energy_j": round(rng.uniform(1100, 1300), 1),
+                "power_w_mean": round(rng.uniform(140, 160), 1),
+                "power_w_peak": round(rng.uniform(165, 180), 1),
+                "vram_peak_mib": 21900,
+                "stop_reason": "length",
+                "output_ok": True,
+                "flags": [],
+            }
+        )
+    sweep = [
+        {
+            "ctx_tokens": ctx,
+            "ctx_label": f"{ctx // 1024}K",
+            "prefill_tokens_per_s": round(rng.uniform(500, 2000), 1),
+            "decode_tokens_per_s": round(decode * (1 - 0.05 * step), 2),
+            "ttft_ms": round(ctx / 1.5, 1),
+            "power_w": round(rng.uniform(300, 350), 1),
+            "energy_j": None,
+            "tokens_per_kwh": round(rng.uniform(150000, 250000)),
+            "note": "",
+        }
+        for step, ctx in enumerate(1024 * 2**i for i in range(SWEEP_POINTS_PER_RUN))
+    ]
+    payload = {
+        "uuid": str(uuid.uuid4()),
+        "rig": RIG_NAME,
+        "status": "finished",
+        "started_at": "2026-11-21T21:00:00Z",
+        "finished_at": "2026-11-21T21:04:00Z",
+        "stack": {"engine": "llama.cpp", "build": "b7000-ad27757", "build_flags": "-DGGML_CUDA=ON", "image": ""},
+        "model_file": {
+            "name": "Qwen3.6-35B-A3B-MTP",
+            "repo": "unsloth/Qwen3.6-35B-A3B-MTP-GGUF",
+            "architecture": "moe",
+            "total_params_b": 35,
+            "active_params_b": 3,
+            "quantization": "UD-Q3_K_XL",
+            "weight_format": "GGUF",
+        },
+        "configuration": {
+            "ctx_size": 32768,
+            "cache_type_k": "q4_0",
+            "cache_type_v": "q4_0",
+            "flash_attn": "on",
+            "n_gpu_layers": 99,
+            "speculative_type": "mtp",
+            "draft_n_max": 3,
+            "command_line": "llama-server -m model.gguf --spec-type draft-mtp",
+        },
+        "workload": {"name": "space-invaders-html", "version": "1", "max_tokens": 2000, "repetitions": 10},
+        "fingerprint": {"gpus": [{"name": "RTX 3090", "vram_mib": 24576}], "cpu": "bench", "os": "Linux"},
+        "samples": samples,
+        "sweep_points": sweep,
+    }
+    return json.dumps(payload).encode()
+
+
+def client_loop(port: int, token: str, seed: int, stop_at: float, log: ClientLog) -> None:
+    """POST runs over one keep-alive connection until ``stop_at``; record every outcome."""
+    rng = random.Random(seed)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Authorization": f"Token {token}", "Content-Type": "application/json", "Accept": "application/json"}
+    while time.perf_counter() < stop_at:
+        body = run_body(rng)
+        started = time.perf_counter()
+        try:
+            conn.request("POST", "/api/runs/", body=body, headers=headers)
+            response = conn.getresponse()
+            answer = response.read()
+            outcome = Outcome(started, time.perf_counter() - started, response.status)
+            if response.status != 201:
+                outcome.error = answer[:300].decode(errors="replace")
+            if response.will_close:
+                conn.close()  # http.client reconnects on the next request
+        except (OSError, http.client.HTTPException) as exc:
+            outcome = Outcome(started, time.perf_counter() - started, 0, repr(exc))
+            conn.close()
+        log.outcomes.append(outcome)
+    conn.close()
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Return the nearest-rank percentile of a non-empty list."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), round(pct / 100 * len(ordered) + 0.5)))
+    return ordered[rank - 1]
+
+
+def with_database(url: str, name: str) -> str:
+    scheme, rest = url.split("://", 1)
+    server = rest.split("/", 1)[0]
+    return f"{scheme}://{server}/{name}"
+
+
+def recreate_database(server_url: str, name: str) -> None:
+    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def drop_database(server_url: str, name: str) -> None:
+    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def service_env(database_url: str, broker_url: str) -> dict[str, str]:
+    """Production settings (DEBUG off: no query log), plain HTTP on loopback."""
+    env = {k: v for k, v in os.environ.items() if k not in {"CELERY_BROKER_URL", "REDIS_URL"}}
+    env.update(
+        DATABASE_URL=database_url,
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="127.0.0.1",
+        SECURE_SSL_REDIRECT="false",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="leaderboard.settings",
+    )
+    if broker_url:
+        env["CELERY_BROKER_URL"] = broker_url
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    if result.returncode != 0:
+        sys.exit(f"manage.py {args[0]} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+SETUP_RIG = f"""
+from leaderboard.results.models import Rig, RigGpu, RigToken
+rig = Rig.objects.create(name={RIG_NAME!r}, cpu="benchmark", ram_gb=64, os="Linux")
+RigGpu.objects.create(rig=rig, model="RTX 3090", count=1, vram_gb=24, power_limit_w=350)
+print(RigToken.issue(rig=rig, label="ingest benchmark")[1])
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_gunicorn(env: dict[str, str], args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "leaderboard.wsgi:application",
+        f"--bind=127.0.0.1:{port}",
+        f"--workers={args.workers}",
+        f"--worker-class={args.worker_class}",
+        f"--threads={args.threads}",
+        "--log-level=warning",
+    ]
+    server = subprocess.Popen(command, cwd=ROOT, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            sys.exit(f"gunicorn exited with {server.returncode}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/api/runs/")
+            status = conn.getresponse().status
+            conn.close()
+            if status == 200:
+                return server
+        except OSError:
+            pass
+        time.sleep(0.3)
+    server.terminate()
+    sys.exit("gunicorn did not answer GET /api/runs/ with 200 within 60 s")
+
+
+def copy_reference(database_url: str, runs: int) -> float:
+    """COPY ``runs`` copies of a stored run (its run row, samples and sweep points)
+    into the same tables in one transaction; return the seconds taken, commit included."""
+    with psycopg.connect(database_url) as conn:
+        template_id = conn.execute("SELECT max(id) FROM results_run").fetchone()[0]  # type: ignore[index]
+        lines: dict[str, list[list[str]]] = {}
+        columns: dict[str, list[str]] = {}
+        for table in TABLES:
+            key = "id" if table == "results_run" else "run_id"
+            query = sql.SQL("COPY (SELECT * FROM {} WHERE {} = {}) TO STDOUT").format(
+                sql.Identifier(table), sql.Identifier(key), sql.Literal(template_id)
+            )
+            with conn.cursor() as cur:
+                columns[table] = [
+                    row[0]
+                    for row in cur.execute(
+                        "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+                        "AND NOT attisdropped ORDER BY attnum",
+                        (table,),
+                    )
+                ]
+                with cur.copy(query) as copy:
+                    text = b"".join(bytes(chunk) for chunk in copy).decode()
+            lines[table] = [line.split("\t") for line in text.splitlines()]
+        ids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT nextval(pg_get_serial_sequence('results_run', 'id')) FROM generate_series(1, %s)", (runs,)
+            )
+        ]
+        conn.commit()
+        buffers = {}
+        for table in TABLES:
+            cols = columns[table]
+            out = []
+            for run_id in ids:
+                for row in lines[table]:
+                    values = dict(zip(cols, row, strict=True))
+                    if table == "results_run":
+                        values["id"], values["uuid"] = str(run_id), str(uuid.uuid4())
+                    else:
+                        values["run_id"] = str(run_id)
+                    out.append("\t".join(values[c] for c in cols if table == "results_run" or c != "id"))
+            buffers[table] = ("\n".join(out) + "\n").encode()
+        started = time.perf_counter()
+        with conn.cursor() as cur:
+            for table in TABLES:
+                cols = [c for c in columns[table] if table == "results_run" or c != "id"]
+                statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+                    sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, cols))
+                )
+                with cur.copy(statement) as copy:
+                    copy.write(buffers[table])
+        conn.commit()
+        return time.perf_counter() - started
+
+
+def table_counts(database_url: str) -> dict[str, int]:
+    with psycopg.connect(database_url) as conn:
+        return {
+            table: conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]  # type: ignore[index]
+            for table in TABLES
+        }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    )
+    parser.add_argument("--db-name", default="rb_bench_ingest")
+    parser.add_argument("--broker-url", default="", help="Celery broker for the service; default: tasks in-process")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--duration", type=float, default=15.0, help="measured seconds")
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--worker-class", default="gthread", choices=["sync", "gthread"])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--keep-db", action="store_true", help="leave the benchmark database for inspection")
+    args = parser.parse_args()
+    if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.duration <= MAX_DURATION_S:
+        parser.error(f"--clients must be 1..{MAX_CLIENTS} and --duration 0..{MAX_DURATION_S:.0f} s")
+    if not args.database_url.startswith(("postgres://", "postgresql://")):
+        parser.error("DATABASE_URL must point at PostgreSQL")
+
+    bench_url = with_database(args.database_url, args.db_name)
+    recreate_database(args.database_url, args.db_name)
+    env = service_env(bench_url, args.broker_url)
+    manage(env, "migrate", "--noinput", "-v", "0")
+    token = manage(env, "shell", "-c", SETUP_RIG).strip().splitlines()[-1]
+    port = free_port()
+    server = start_gunicorn(env, args, port)
+    try:
+        logs = [ClientLog() for _ in range(args.clients)]
+        began = time.perf_counter()
+        measure_from, stop_at = began + args.warmup, began + args.warmup + args.duration
+        threads = [
+            threading.Thread(target=client_loop, args=(port, token, seed, stop_at, log), daemon=True)
+            for seed, log in enumerate(logs)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=args.warmup + args.duration + 60)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    everything = [o for log in logs for o in log.outcomes]
+    window = [o for o in everything if o.started_s >= measure_from and o.started_s + o.latency_s <= stop_at]
+    created = [o for o in window if o.status == 201]
+    failures = [o for o in everything if o.status != 201]
+    counts = table_counts(bench_url)
+    stored = sum(o.status == 201 for o in everything)
+    print(
+        f"gunicorn {args.workers} {args.worker_class} workers x {args.threads} threads, {args.clients} clients, "
+        f"{os.cpu_count()} CPUs; {SAMPLES_PER_RUN} samples + {SWEEP_POINTS_PER_RUN} sweep points per run"
+    )
+    if created:
+        latencies_ms = [o.latency_s * 1000 for o in created]
+        print(
+            f"ingest: {len(created)} runs in {args.duration:.1f} s = {len(created) / args.duration:.1f} runs/s; "
+            f"latency p50 {percentile(latencies_ms, 50):.1f} ms, p95 {percentile(latencies_ms, 95):.1f} ms, "
+            f"max {max(latencies_ms):.1f} ms"
+        )
+    expected = {"results_run": stored, "results_sample": stored * SAMPLES_PER_RUN}
+    expected["results_sweeppoint"] = stored * SWEEP_POINTS_PER_RUN
+    if counts != expected:
+        print(f"MISMATCH: {stored} runs answered 201 but the database holds {counts}", file=sys.stderr)
+    if stored:
+        seconds = copy_reference(bench_url, stored)
+        rows = stored * (1 + SAMPLES_PER_RUN + SWEEP_POINTS_PER_RUN)
+        print(
+            f"COPY reference: the same {stored} runs ({rows} rows) in {seconds * 1000:.0f} ms = "
+            f"{stored / seconds:.0f} runs/s ({rows / seconds:.0f} rows/s)"
+        )
+    if failures:
+        by_status: dict[int, int] = {}
+        for o in failures:
+            by_status[o.status] = by_status.get(o.status, 0) + 1
+        print(f"FAILED requests by status: {by_status}; first: {failures[0].error}", file=sys.stderr)
+    if not args.keep_db:
+        drop_database(args.database_url, args.db_name)
+    return 1 if failures or not created or counts != expected else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,367 @@
+"""Plotly figures as plain dicts: pure functions from plain data to
+``{"data": [...], "layout": {...}}``, serialised into the page with
+``json_script`` and drawn by the vendored plotly.js basic bundle (scatter and bar).
+
+Plotly renders trace names, hover text and category labels as a subset of
+HTML, so every user-provided string is escaped here (``_esc``) before it enters
+a figure. Every hover text names its unit.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+Figure = dict[str, Any]
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def _color(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+def _base_layout(**extra: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
+        "hovermode": "closest",
+        "font": {"family": "system-ui, sans-serif", "size": 12},
+        "legend": {"orientation": "h", "y": -0.2},
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "#fafafa",
+    }
+    layout.update(extra)
+    return layout
+
+
+@dataclass(frozen=True)
+class SweepPointData:
+    ctx_tokens: int
+    ctx_label: str = ""
+    prefill_tokens_per_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    ttft_ms: float | None = None
+    power_w: float | None = None
+    tokens_per_kwh: float | None = None
+
+
+@dataclass(frozen=True)
+class SweepSeries:
+    label: str
+    points: Sequence[SweepPointData] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Pane:
+    title: str
+    x_title: str
+    y_title: str
+    x: Callable[[SweepPointData], float | None]
+    y: Callable[[SweepPointData], float | None]
+    y_unit: str
+    x_log: bool = True
+    x_unit: str = "tokens of context"
+
+
+SWEEP_PANES = (
+    _Pane("Prefill vs context", "context (tokens)", "prefill t/s", lambda p: p.ctx_tokens,
+          lambda p: p.prefill_tokens_per_s, "t/s"),
+    _Pane("Decode vs context", "context (tokens)", "decode t/s", lambda p: p.ctx_tokens,
+          lambda p: p.decode_tokens_per_s, "t/s"),
+    _Pane("TTFT vs context", "context (tokens)", "TTFT ms", lambda p: p.ctx_tokens, lambda p: p.ttft_ms, "ms"),
+    _Pane("Power vs context", "context (tokens)", "power W", lambda p: p.ctx_tokens, lambda p: p.power_w, "W"),
+    _Pane("Energy efficiency vs context", "context (tokens)", "tokens/kWh", lambda p: p.ctx_tokens,
+          lambda p: p.tokens_per_kwh, "tokens/kWh"),
+    _Pane("Efficiency vs power", "power W", "tokens/kWh", lambda p: p.power_w, lambda p: p.tokens_per_kwh,
+          "tokens/kWh", x_log=False, x_unit="W"),
+)  # fmt: skip
+
+
+def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
+    """Return the multi-pane context-sweep figure of seed 001 for one or more
+    runs overlaid: prefill, decode, TTFT, power and tokens/kWh against context
+    (log axis) and tokens/kWh against power. A pane no series has data for is
+    left out; with no data at all the figure has no traces."""
+    points = [pt for s in series for pt in s.points]
+    panes = [p for p in SWEEP_PANES if any(p.x(pt) is not None and p.y(pt) is not None for pt in points)]
+    rows = max(1, math.ceil(len(panes) / columns))
+    data: list[dict[str, Any]] = []
+    layout = _base_layout(
+        grid={"rows": rows, "columns": columns, "pattern": "independent", "ygap": 0.45, "xgap": 0.15},
+        height=280 * rows + 60,
+        annotations=[],
+    )
+    for i, pane in enumerate(panes, start=1):
+        suffix = "" if i == 1 else str(i)
+        layout[f"xaxis{suffix}"] = {"title": {"text": pane.x_title}, "type": "log" if pane.x_log else "linear"}
+        layout[f"yaxis{suffix}"] = {"title": {"text": pane.y_title}, "rangemode": "tozero"}
+        for s_index, s in enumerate(series):
+            pts = [pt for pt in s.points if pane.x(pt) is not None and pane.y(pt) is not None]
+            hover = [
+                f"{_esc(s.label)}<br>{_esc(pt.ctx_label or pt.ctx_tokens)} context"
+                f"<br>{pane.y_title}: {_fmt(pane.y(pt))} {pane.y_unit}"
+                + (f"<br>power: {_fmt(pt.power_w, 0)} W" if pane.x_unit == "W" else "")
+                for pt in pts
+            ]
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": _esc(s.label),
+                    "legendgroup": f"s{s_index}",
+                    "showlegend": i == 1,
+                    "x": [pane.x(pt) for pt in pts],
+                    "y": [pane.y(pt) for pt in pts],
+                    "hovertext": hover,
+                    "hoverinfo": "text",
+                    "line": {"color": _color(s_index)},
+                    "xaxis": f"x{suffix}",
+                    "yaxis": f"y{suffix}",
+                }
+            )
+        layout["annotations"].append(
+            {
+                "text": f"<b>{pane.title}</b>",
+                "xref": f"x{suffix} domain",
+                "yref": f"y{suffix} domain",
+                "x": 0,
+                "y": 1.12,
+                "showarrow": False,
+                "xanchor": "left",
+            }
+        )
+    return {"data": data, "layout": layout}
+
+
+def _jitter(i: int, width: float = 0.3) -> float:
+    # Deterministic spread (golden-ratio sequence), so the same data draws the same picture.
+    return ((i * 0.6180339887) % 1.0 - 0.5) * width
+
+
+@dataclass(frozen=True)
+class RepetitionData:
+    index: int
+    decode_tokens_per_s: float | None
+    acceptance_pct: float | None = None
+    output_ok: bool | None = None
+
+
+def repetitions_figure(label: str, reps: Sequence[RepetitionData], *, mean: float | None = None) -> Figure:
+    """Return a strip plot of decode t/s per repetition with the mean as a line;
+    failed output checks are drawn as crosses."""
+    shown = [r for r in reps if r.decode_tokens_per_s is not None]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": _esc(label),
+            "x": [r.index for r in shown],
+            "y": [r.decode_tokens_per_s for r in shown],
+            "marker": {
+                "size": 10,
+                "color": [_color(1) if r.output_ok is False else _color(0) for r in shown],
+                "symbol": ["x" if r.output_ok is False else "circle" for r in shown],
+            },
+            "hovertext": [
+                f"repetition {r.index}<br>decode: {_fmt(r.decode_tokens_per_s, 2)} t/s"
+                + (f"<br>accept: {_fmt(r.acceptance_pct)} %" if r.acceptance_pct is not None else "")
+                + ("<br>output check failed" if r.output_ok is False else "")
+                for r in shown
+            ],
+            "hoverinfo": "text",
+        }
+    ]
+    if mean is not None and shown:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "mean",
+                "x": [min(r.index for r in shown), max(r.index for r in shown)],
+                "y": [mean, mean],
+                "line": {"dash": "dash", "color": "#555"},
+                "hovertext": [f"mean: {_fmt(mean, 2)} t/s"] * 2,
+                "hoverinfo": "text",
+            }
+        )
+    layout = _base_layout(
+        height=300,
+        xaxis={"title": {"text": "repetition"}, "dtick": 1},
+        yaxis={"title": {"text": "decode t/s"}},
+        showlegend=False,
+    )
+    return {"data": data, "layout": layout}
+
+
+def acceptance_figure(reps: Sequence[RepetitionData]) -> Figure:
+    """Return draft acceptance % per repetition as bars; no traces without drafts."""
+    shown = [r for r in reps if r.acceptance_pct is not None]
+    data = []
+    if shown:
+        data.append(
+            {
+                "type": "bar",
+                "name": "accept %",
+                "x": [r.index for r in shown],
+                "y": [r.acceptance_pct for r in shown],
+                "marker": {"color": _color(2)},
+                "hovertext": [f"repetition {r.index}<br>accept: {_fmt(r.acceptance_pct)} %" for r in shown],
+                "hoverinfo": "text",
+            }
+        )
+    layout = _base_layout(
+        height=260,
+        xaxis={"title": {"text": "repetition"}, "dtick": 1},
+        yaxis={"title": {"text": "accept %"}, "range": [0, 100]},
+        showlegend=False,
+    )
+    return {"data": data, "layout": layout}
+
+
+@dataclass(frozen=True)
+class BarItem:
+    label: str
+    value: float | None
+    error: float | None = None
+    detail: str = ""
+    unit: str = "t/s"
+
+
+def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> Figure:
+    """Return a horizontal bar chart, first item on top, with ±error bars where
+    given (seed 004's leaderboard as a picture). Items without a value are left out."""
+    shown = [item for item in items if item.value is not None]
+    labels = [f"{i + 1}. {_esc(item.label)}" for i, item in enumerate(shown)]
+    data = []
+    if shown:
+        bar: dict[str, Any] = {
+            "type": "bar",
+            "orientation": "h",
+            "x": [item.value for item in shown],
+            "y": labels,
+            "marker": {"color": [_color(i) for i in range(len(shown))]},
+            "hovertext": [
+                f"{_esc(item.label)}<br>{_fmt(item.value, 2)} {item.unit}"
+                + (f" ± {_fmt(item.error, 2)} {item.unit} (σ)" if item.error is not None else "")
+                + (f"<br>{_esc(item.detail)}" if item.detail else "")
+                for item in shown
+            ],
+            "hoverinfo": "text",
+        }
+        if any(item.error is not None for item in shown):
+            bar["error_x"] = {"type": "data", "array": [item.error or 0 for item in shown], "visible": True}
+        data.append(bar)
+    layout = _base_layout(
+        height=max(220, 40 * len(shown) + 90),
+        xaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
+        yaxis={"autorange": "reversed", "automargin": True},
+        showlegend=False,
+        margin={"l": 10, "r": 20, "t": 20, "b": 50},
+    )
+    return {"data": data, "layout": layout}
+
+
+@dataclass(frozen=True)
+class DistributionSeries:
+    label: str
+    samples: Sequence[float]
+    published_mean: float | None = None
+
+
+def distributions_figure(series: Sequence[DistributionSeries]) -> Figure:
+    """Return the compared runs' decode t/s side by side: one strip of raw
+    repetitions per run, or a diamond at the published mean for a run without samples."""
+    data: list[dict[str, Any]] = []
+    for i, s in enumerate(series):
+        name = _esc(s.label)
+        if s.samples:
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": name,
+                    "x": [i + _jitter(j) for j in range(len(s.samples))],
+                    "y": list(s.samples),
+                    "marker": {"color": _color(i), "size": 8, "opacity": 0.8},
+                    "hovertext": [f"{name}<br>repetition {j + 1}: {_fmt(v, 2)} t/s" for j, v in enumerate(s.samples)],
+                    "hoverinfo": "text",
+                }
+            )
+        elif s.published_mean is not None:
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": f"{name} (published mean)",
+                    "x": [i],
+                    "y": [s.published_mean],
+                    "marker": {"color": _color(i), "size": 14, "symbol": "diamond"},
+                    "hovertext": [f"{name}<br>published mean: {_fmt(s.published_mean, 2)} t/s<br>no raw samples"],
+                    "hoverinfo": "text",
+                }
+            )
+    layout = _base_layout(
+        height=360,
+        xaxis={
+            "tickmode": "array",
+            "tickvals": list(range(len(series))),
+            "ticktext": [_esc(s.label) for s in series],
+            "automargin": True,
+        },
+        yaxis={"title": {"text": "decode t/s"}},
+    )
+    return {"data": data, "layout": layout}
+
+
+@dataclass(frozen=True)
+class StepData:
+    label: str
+    value: float | None
+    detail: str = ""
+
+
+def steps_figure(steps: Sequence[StepData], *, axis_title: str = "decode t/s", unit: str = "t/s") -> Figure:
+    """Return a tuning journey (seed 003's phases) as a line through each step's figure, in order."""
+    shown = [s for s in steps if s.value is not None]
+    data = []
+    if shown:
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "x": list(range(1, len(shown) + 1)),
+                "y": [s.value for s in shown],
+                "line": {"color": _color(0)},
+                "hovertext": [
+                    f"{_esc(s.label)}<br>{_fmt(s.value, 2)} {unit}" + (f"<br>{_esc(s.detail)}" if s.detail else "")
+                    for s in shown
+                ],
+                "hoverinfo": "text",
+            }
+        )
+    layout = _base_layout(
+        height=320,
+        xaxis={
+            "tickmode": "array",
+            "tickvals": list(range(1, len(shown) + 1)),
+            "ticktext": [_esc(s.label) for s in shown],
+            "automargin": True,
+        },
+        yaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
+        showlegend=False,
+    )
+    return {"data": data, "layout": layout}

@@ -1,0 +1,121 @@
+"""Comparing runs against a baseline: ratios, a significance test on the raw
+repetitions (Welch's t or Mann–Whitney U) and what makes two runs not
+comparable. Pure: takes runs already loaded with their samples."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scipy import stats as scipy_stats
+
+from leaderboard.boards.rows import LeaderboardRow, run_row
+from leaderboard.results.models import Run
+
+TESTS = {"welch": "Welch's t-test", "mannwhitney": "Mann–Whitney U test"}
+DEFAULT_TEST = "welch"
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A two-sided test of one run's decode t/s against the baseline's.
+    ``p_value`` is None when it could not be run; ``note`` says why."""
+
+    name: str
+    statistic: float | None
+    p_value: float | None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Compared:
+    run: Run
+    row: LeaderboardRow
+    samples: list[float]
+    is_baseline: bool
+    ratio: float | None
+    delta_pct: float | None
+    test: TestResult | None
+    means_only: bool
+
+
+def decode_samples(run: Run) -> list[float]:
+    """Return the run's per-repetition decode t/s (server figure, else client), skipping missing ones."""
+    return [v for s in run.samples.all() if (v := s.decode_tokens_per_s) is not None]
+
+
+def significance(test: str, sample: Sequence[float], baseline: Sequence[float]) -> TestResult:
+    """Return ``test`` ('welch' or 'mannwhitney') of ``sample`` against ``baseline``.
+
+    Needs two or more repetitions on each side; identical constant samples give p = 1."""
+    name = TESTS.get(test, TESTS[DEFAULT_TEST])
+    if len(sample) < 2 or len(baseline) < 2:
+        return TestResult(name, None, None, "needs two or more raw repetitions on each side")
+    if test == "mannwhitney":
+        result = scipy_stats.mannwhitneyu(sample, baseline, alternative="two-sided")
+    else:
+        result = scipy_stats.ttest_ind(sample, baseline, equal_var=False)
+    statistic, p_value = float(result.statistic), float(result.pvalue)
+    if math.isnan(p_value):
+        # Both sides constant: scipy has no variance to work with.
+        same = list(sample) == list(baseline) or (len(set(sample)) == 1 and set(sample) == set(baseline))
+        return TestResult(name, None, 1.0 if same else 0.0, "no variance in either sample")
+    return TestResult(name, statistic, p_value)
+
+
+def key_differences(runs: Sequence[Run]) -> list[str]:
+    """Return what differs among ``runs``' comparison keys in words (GPUs, model
+    file, workload); empty when they all share one key."""
+    if len({r.comparison_key for r in runs}) <= 1:
+        return []
+    differences = []
+    gpus = {r.rig.gpu_summary().lower() for r in runs}
+    if len(gpus) > 1:
+        differences.append("different GPUs")
+    if len({r.model_file.identity for r in runs}) > 1:
+        differences.append("different model files")
+    workloads = {(r.workload.name, r.workload.version, r.workload.prompt_sha256, r.workload.max_tokens) for r in runs}
+    if len(workloads) > 1:
+        differences.append("different workloads")
+    return differences or ["different comparison keys"]
+
+
+def compare_runs(
+    runs: Sequence[Run], *, baseline_id: int | None, test: str, usd_per_kwh: float
+) -> tuple[list[Compared], Run | None]:
+    """Return each run against the baseline (``baseline_id`` when it is among
+    ``runs``, else the first), and the baseline. A run without raw samples on
+    either side is compared on the published means and flagged ``means_only``."""
+    if not runs:
+        return [], None
+    baseline = next((r for r in runs if r.pk == baseline_id), runs[0])
+    base_samples = decode_samples(baseline)
+    base_mean = baseline.decode_tokens_per_s_mean
+    out = []
+    for run in runs:
+        samples = decode_samples(run)
+        mean = run.decode_tokens_per_s_mean
+        ratio = mean / base_mean if mean is not None and base_mean else None
+        is_baseline = run.pk == baseline.pk
+        means_only = not samples or not base_samples
+        result = None
+        if not is_baseline:
+            if means_only:
+                name = TESTS.get(test, TESTS[DEFAULT_TEST])
+                result = TestResult(name, None, None, "no raw samples: published means only")
+            else:
+                result = significance(test, samples, base_samples)
+        out.append(
+            Compared(
+                run=run,
+                row=run_row(run, usd_per_kwh=usd_per_kwh),
+                samples=samples,
+                is_baseline=is_baseline,
+                ratio=ratio,
+                delta_pct=(ratio - 1) * 100 if ratio is not None else None,
+                test=result,
+                means_only=means_only,
+            )
+        )
+    return out, baseline

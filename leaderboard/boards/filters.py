@@ -1,0 +1,154 @@
+"""The leaderboard's filters and sort keys, read from the query string so a
+view can be shared by its URL.
+
+Choices come from the database (GPUs, rigs, quantizations, workloads present)
+or from the model's choice lists; an unknown value is a form error shown on the
+page, never a 500."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django import forms
+from django.db.models import F, Min, OuterRef, QuerySet, Subquery
+
+from leaderboard.results.models import Engine, Provenance, Rig, RigGpu, Run, SpeculativeType
+
+# sort key in the URL → (column label, ORDER BY expression). "-key" sorts descending.
+SORTS: dict[str, tuple[str, str]] = {
+    "decode": ("Decode t/s", "decode_tokens_per_s_mean"),
+    "n": ("n", "n_samples"),
+    "stdev": ("σ t/s", "decode_tokens_per_s_stdev"),
+    "range": ("Range t/s", "decode_tokens_per_s_range"),
+    "rig": ("Rig", "rig__name"),
+    "gpu": ("GPUs", "gpu_sort"),
+    "engine": ("Engine", "stack__engine"),
+    "model": ("Model", "model_file__name"),
+    "quant": ("Quant", "model_file__quantization"),
+    "spec": ("Speculative", "configuration__speculative_type"),
+    "accept": ("Accept %", "acceptance_pct"),
+    "ctx": ("Context", "configuration__ctx_size"),
+    "power": ("Power W", "power_w_mean"),
+    "tpkwh": ("Tokens/kWh", "tokens_per_kwh"),
+    # Cheaper electricity per token is more tokens per kWh: the same column, reversed.
+    "cost": ("$/MTok", "-tokens_per_kwh"),
+    "provenance": ("Provenance", "provenance"),
+    "date": ("Date", "created_at"),
+}
+DEFAULT_SORT = "-decode"
+PER_PAGE_DEFAULT = 50
+PER_PAGE_MAX = 500
+
+
+def _blank_choice(choices: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [("", "any"), *choices]
+
+
+class LeaderboardFilterForm(forms.Form):
+    gpu = forms.ChoiceField(required=False, label="GPU")
+    rig = forms.ChoiceField(required=False)
+    model = forms.CharField(required=False, max_length=100, label="Model family", help_text="e.g. qwen3.6")
+    engine = forms.ChoiceField(required=False, choices=_blank_choice(list(Engine.choices)))
+    spec = forms.ChoiceField(required=False, label="Speculative", choices=_blank_choice(list(SpeculativeType.choices)))
+    quant = forms.ChoiceField(required=False, label="Quantization")
+    workload = forms.ChoiceField(required=False)
+    provenance = forms.ChoiceField(required=False, choices=_blank_choice(list(Provenance.choices)))
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    usd_per_kwh = forms.FloatField(required=False, min_value=0, max_value=10, label="$/kWh")
+
+    def __init__(self, *args: Any, options: FilterOptions, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["gpu"].choices = _blank_choice([(g, g) for g in options.gpus])  # type: ignore[attr-defined]
+        self.fields["rig"].choices = _blank_choice([(r, r) for r in options.rigs])  # type: ignore[attr-defined]
+        self.fields["quant"].choices = _blank_choice([(q, q) for q in options.quantizations])  # type: ignore[attr-defined]
+        self.fields["workload"].choices = _blank_choice(  # type: ignore[attr-defined]
+            [(str(pk), label) for pk, label in options.workloads]
+        )
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    gpus: list[str]
+    rigs: list[str]
+    quantizations: list[str]
+    workloads: list[tuple[int, str]]
+
+
+def filter_options() -> FilterOptions:
+    """Return the values the filter selects offer (four queries, whatever the row count)."""
+    from leaderboard.results.models import ModelFile, Workload
+
+    return FilterOptions(
+        gpus=list(RigGpu.objects.order_by("model").values_list("model", flat=True).distinct()),
+        rigs=list(Rig.objects.order_by("name").values_list("name", flat=True)),
+        quantizations=list(
+            ModelFile.objects.exclude(quantization="")
+            .order_by("quantization")
+            .values_list("quantization", flat=True)
+            .distinct()
+        ),
+        workloads=[(w.pk, str(w)) for w in Workload.objects.order_by("name", "version", "pk")],
+    )
+
+
+def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
+    """Return ``queryset`` narrowed by a valid form's ``cleaned_data``."""
+    if data.get("gpu"):
+        # A subquery, not a join: a rig with two GPU groups must not list its runs twice.
+        queryset = queryset.filter(rig__in=RigGpu.objects.filter(model=data["gpu"]).values("rig"))
+    if data.get("rig"):
+        queryset = queryset.filter(rig__name=data["rig"])
+    if data.get("model"):
+        queryset = queryset.filter(model_file__name__icontains=data["model"])
+    if data.get("engine"):
+        queryset = queryset.filter(stack__engine=data["engine"])
+    if data.get("spec"):
+        queryset = queryset.filter(configuration__speculative_type=data["spec"])
+    if data.get("quant"):
+        queryset = queryset.filter(model_file__quantization=data["quant"])
+    if data.get("workload"):
+        queryset = queryset.filter(workload_id=int(data["workload"]))
+    if data.get("provenance"):
+        queryset = queryset.filter(provenance=data["provenance"])
+    # Whole UTC days as a half-open range on the raw column, so its index serves it.
+    if data.get("since"):
+        queryset = queryset.filter(created_at__gte=_day_start(data["since"]))
+    if data.get("until"):
+        queryset = queryset.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
+    return queryset
+
+
+def _day_start(day: date) -> datetime:
+    return datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def parse_sort(raw: str | None) -> str:
+    """Return a known sort key (``decode`` or ``-decode``…); the default for anything else."""
+    key = (raw or "").strip()
+    return key if key.lstrip("-") in SORTS else DEFAULT_SORT
+
+
+def runs_sort(queryset: QuerySet[Run], sort: str) -> QuerySet[Run]:
+    """Return ``queryset`` ordered by ``sort``, missing values last, ties broken by run id."""
+    descending = sort.startswith("-")
+    expression = SORTS[sort.lstrip("-")][1]
+    if expression.startswith("-"):
+        expression, descending = expression[1:], not descending
+    if expression == "gpu_sort":
+        first_gpu = RigGpu.objects.filter(rig=OuterRef("rig")).values("rig").annotate(m=Min("model")).values("m")
+        queryset = queryset.annotate(gpu_sort=Subquery(first_gpu))
+    field = F(expression)
+    order = field.desc(nulls_last=True) if descending else field.asc(nulls_last=True)
+    return queryset.order_by(order, "-pk" if descending else "pk")
+
+
+def parse_per_page(raw: str | None) -> int:
+    """Return the page size asked for, clamped to 1..PER_PAGE_MAX; the default when unreadable."""
+    try:
+        value = int(raw or PER_PAGE_DEFAULT)
+    except ValueError:
+        return PER_PAGE_DEFAULT
+    return max(1, min(PER_PAGE_MAX, value))

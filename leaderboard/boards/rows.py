@@ -1,0 +1,139 @@
+"""A run as the pages show it: one flat row with every leaderboard column,
+built from a Run whose related rows were fetched with it (see
+``selectors.leaderboard.RUN_RELATED``). The same row feeds the HTML table, the
+CSV and the JSON export, so the three cannot disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from leaderboard.results.models import Configuration, ModelFile, Run, SpeculativeType
+
+
+def electricity_usd_per_mtok(tokens_per_kwh: float | None, usd_per_kwh: float) -> float | None:
+    """Return the electricity cost of one million tokens at ``usd_per_kwh``; None without tokens/kWh."""
+    if not tokens_per_kwh or tokens_per_kwh <= 0:
+        return None
+    return usd_per_kwh * 1_000_000 / tokens_per_kwh
+
+
+def _params(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:g}B"
+
+
+def model_class(model_file: ModelFile, configuration: Configuration) -> str:
+    """Return a short class like seed 004's ``35B MoE-A3B + MTP`` or ``27B dense + DFlash``.
+
+    Parts that are unknown are left out; the speculative type wins over the
+    weight format as the suffix because it moves decode speed the most."""
+    size = _params(model_file.total_params_b)
+    arch = model_file.architecture
+    if arch == "moe":
+        body = "MoE" + (f"-A{_params(model_file.active_params_b)}" if model_file.active_params_b else "")
+    elif arch in ("dense", "hybrid"):
+        body = arch
+    else:
+        body = ""
+    head = " ".join(p for p in (size, body) if p)
+    spec = configuration.speculative_type
+    if spec and spec not in (SpeculativeType.NONE, SpeculativeType.UNKNOWN):
+        suffix = configuration.get_speculative_type_display()
+    else:
+        suffix = model_file.weight_format if model_file.weight_format not in ("", "GGUF") else ""
+    return " + ".join(p for p in (head, suffix) if p)
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One run's leaderboard columns. Metric names carry their units."""
+
+    run_id: int
+    rig_id: int
+    rig: str
+    gpus: str
+    engine: str
+    build: str
+    model: str
+    model_class: str
+    quantization: str
+    weight_format: str
+    speculative_type: str
+    acceptance_pct: float | None
+    ctx_size: int | None
+    workload: str
+    n: int
+    decode_tokens_per_s_mean: float | None
+    decode_tokens_per_s_stdev: float | None
+    decode_tokens_per_s_min: float | None
+    decode_tokens_per_s_max: float | None
+    decode_tokens_per_s_range: float | None
+    power_w_mean: float | None
+    tokens_per_kwh: float | None
+    electricity_usd_per_mtok: float | None
+    provenance: str
+    source_title: str
+    source_url: str
+    date: datetime
+
+    @property
+    def stack(self) -> str:
+        return f"{self.engine} {self.build}".strip()
+
+    def export(self) -> dict[str, Any]:
+        """Return the row as the CSV / JSON exports write it (plain values, ISO date)."""
+        out: dict[str, Any] = {name: getattr(self, name) for name in EXPORT_COLUMNS}
+        out["date"] = self.date.isoformat()
+        return out
+
+
+# The exported columns, in order: every row field but the internal rig id.
+EXPORT_COLUMNS = [name for name in LeaderboardRow.__dataclass_fields__ if name != "rig_id"]
+
+
+def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
+    """Return ``run`` as a leaderboard row; ``run`` must carry its related rows
+    and its rig's prefetched GPUs, or this costs queries per row."""
+    model_file = run.model_file
+    configuration = run.configuration
+    source = run.source
+    return LeaderboardRow(
+        run_id=run.pk,
+        rig_id=run.rig_id,
+        rig=run.rig.name,
+        gpus=run.rig.gpu_summary(),
+        engine=run.stack.get_engine_display(),
+        build=run.stack.build,
+        model=model_file.name,
+        model_class=model_class(model_file, configuration),
+        quantization=model_file.quantization,
+        weight_format=model_file.weight_format,
+        speculative_type=configuration.get_speculative_type_display(),
+        acceptance_pct=run.acceptance_pct,
+        ctx_size=configuration.ctx_size,
+        workload=str(run.workload),
+        n=run.n_samples,
+        decode_tokens_per_s_mean=run.decode_tokens_per_s_mean,
+        decode_tokens_per_s_stdev=run.decode_tokens_per_s_stdev,
+        decode_tokens_per_s_min=run.decode_tokens_per_s_min,
+        decode_tokens_per_s_max=run.decode_tokens_per_s_max,
+        decode_tokens_per_s_range=run.decode_tokens_per_s_range,
+        power_w_mean=run.power_w_mean,
+        tokens_per_kwh=run.tokens_per_kwh,
+        electricity_usd_per_mtok=electricity_usd_per_mtok(run.tokens_per_kwh, usd_per_kwh),
+        provenance=run.provenance,
+        source_title=source.title if source else "",
+        source_url=source.url if source else "",
+        date=run.created_at,
+    )
+
+
+def run_label(run: Run) -> str:
+    """Return a short human label for charts and headings: ``#12 rig · model quant · engine spec``."""
+    spec = run.configuration.speculative_type
+    spec_part = f" {run.configuration.get_speculative_type_display()}" if spec not in ("", "none") else ""
+    model = f"{run.model_file.name} {run.model_file.quantization}".strip()
+    return f"#{run.pk} {run.rig.name} · {model} · {run.stack.get_engine_display()}{spec_part}"

@@ -1,0 +1,1 @@
+"""Reads for the HTML pages; each issues a fixed number of queries."""

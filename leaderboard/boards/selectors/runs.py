@@ -1,0 +1,79 @@
+"""Reads for the run and compare pages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, QuerySet
+
+from leaderboard.results.models import RigGpu, Run, Sample, SweepPoint
+
+MAX_COMPARED = 6
+
+
+def _runs_with_everything() -> QuerySet[Run]:
+    return Run.objects.select_related(
+        "rig", "stack", "model_file", "configuration", "workload", "source"
+    ).prefetch_related(
+        Prefetch("rig__gpus", queryset=RigGpu.objects.order_by("position", "id")),
+        Prefetch("samples", queryset=Sample.objects.order_by("index")),
+        Prefetch("sweep_points", queryset=SweepPoint.objects.order_by("ctx_tokens", "pk")),
+    )
+
+
+def run_detail(*, run_id: int) -> Run | None:
+    """Return the run with its rig's GPUs, samples (by repetition) and sweep
+    points (by depth) prefetched; None when there is no such run."""
+    return _runs_with_everything().filter(pk=run_id).first()
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    point: SweepPoint
+    prefill_delta_pct: float | None
+    decode_delta_pct: float | None
+    ttft_delta_pct: float | None
+    tokens_per_kwh_delta_pct: float | None
+
+
+def _delta(value: float | None, first: float | None) -> float | None:
+    if value is None or first is None or first == 0:
+        return None
+    return 100.0 * (value - first) / first
+
+
+def sweep_rows(points: Sequence[SweepPoint]) -> list[SweepRow]:
+    """Return the sweep with each metric's change in percent against the first
+    (shallowest) depth; the first row's deltas are 0, a missing figure's None."""
+    if not points:
+        return []
+    first = points[0]
+    return [
+        SweepRow(
+            point=p,
+            prefill_delta_pct=_delta(p.prefill_tokens_per_s, first.prefill_tokens_per_s),
+            decode_delta_pct=_delta(p.decode_tokens_per_s, first.decode_tokens_per_s),
+            ttft_delta_pct=_delta(p.ttft_ms, first.ttft_ms),
+            tokens_per_kwh_delta_pct=_delta(p.tokens_per_kwh, first.tokens_per_kwh),
+        )
+        for p in points
+    ]
+
+
+def parse_run_ids(raw: Sequence[str]) -> list[int]:
+    """Return distinct positive run ids from ``?runs=1&runs=2`` or ``?runs=1,2``, in order, at most MAX_COMPARED."""
+    ids: list[int] = []
+    for chunk in raw:
+        for part in chunk.split(","):
+            part = part.strip()
+            if part.isdigit() and int(part) > 0 and int(part) not in ids:
+                ids.append(int(part))
+    return ids[:MAX_COMPARED]
+
+
+def runs_for_compare(*, run_ids: Sequence[int]) -> list[Run]:
+    """Return the runs with these ids in the order given (unknown ids are skipped),
+    each with its samples and sweep points: four queries whatever the count."""
+    by_id = {run.pk: run for run in _runs_with_everything().filter(pk__in=list(run_ids))}
+    return [by_id[i] for i in run_ids if i in by_id]

@@ -1,0 +1,86 @@
+"""Formatting for the pages: numbers with their units, signed deltas, and
+links that change one query parameter while keeping the others."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import template
+from django.http import QueryDict
+
+register = template.Library()
+
+
+@register.filter
+def num(value: Any, digits: int = 1) -> str:
+    """Return ``value`` with thousands separators and ``digits`` decimals; an en dash when missing."""
+    if value is None or value == "":
+        return "–"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{number:,.{int(digits)}f}"
+
+
+@register.filter
+def signed(value: Any, digits: int = 1) -> str:
+    """Return a signed percentage like ``+1.3%``; an en dash when missing."""
+    if value is None:
+        return "–"
+    return f"{float(value):+,.{int(digits)}f}%"
+
+
+@register.filter
+def pvalue(value: Any) -> str:
+    """Return a p-value as people read them: ``< 0.001`` for tiny ones."""
+    if value is None:
+        return "–"
+    number = float(value)
+    return "< 0.001" if number < 0.001 else f"{number:.3f}"
+
+
+@register.simple_tag
+def qs(params: QueryDict, **changes: Any) -> str:
+    """Return ``?…`` with ``params`` and ``changes`` applied; a change to None or '' drops the key.
+    Changing anything but the page goes back to page 1."""
+    merged = params.copy()
+    if "page" not in changes:
+        merged.pop("page", None)
+    for key, value in changes.items():
+        if value is None or value == "":
+            merged.pop(key, None)
+        else:
+            merged[key] = str(value)
+    encoded = merged.urlencode()
+    return f"?{encoded}" if encoded else "?"
+
+
+@register.simple_tag
+def sort_link(params: QueryDict, current: str, key: str) -> str:
+    """Return the query string that sorts by ``key``: descending first, flipping when already sorted by it."""
+    target = key if current == f"-{key}" else f"-{key}"
+    return qs(params, sort=target)
+
+
+@register.simple_tag
+def sort_mark(current: str, key: str) -> str:
+    if current == f"-{key}":
+        return "▼"
+    if current == key:
+        return "▲"
+    return ""
+
+
+@register.filter
+def http_url(value: Any) -> str:
+    """Return ``value`` when it is an http(s) URL, else '' (a stored ``javascript:`` link must never render)."""
+    text = str(value or "").strip()
+    return text if text.lower().startswith(("http://", "https://")) else ""
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    """Return ``value`` as indented JSON text (still escaped by the template)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)

@@ -1,0 +1,20 @@
+"""The site's pages, mounted at the root by leaderboard/urls.py."""
+
+from django.urls import path
+
+from leaderboard.boards import views
+
+app_name = "boards"
+
+urlpatterns = [
+    path("", views.leaderboard, name="leaderboard"),
+    path("leaderboard.csv", views.leaderboard_csv, name="leaderboard-csv"),
+    path("leaderboard.json", views.leaderboard_json, name="leaderboard-json"),
+    path("rigs/<int:rig_id>/", views.rig_page, name="rig"),
+    path("runs/<int:run_id>/", views.run_page, name="run"),
+    path("compare/", views.compare_page, name="compare"),
+    path("sweeps/", views.sweeps_page, name="sweeps"),
+    path("published/comparisons/", views.published_comparisons, name="published-comparisons"),
+    path("published/comparisons/<int:comparison_id>/", views.published_comparison, name="published-comparison"),
+    path("published/experiments/", views.experiments, name="experiments"),
+]

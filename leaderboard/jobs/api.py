@@ -1,0 +1,194 @@
+"""The jobs API (docs/api.md, "Benchmark jobs"): staff queue and read jobs; a
+rig reads its own jobs and reports their status with its token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import permissions, serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
+from leaderboard.jobs.selectors import jobs_list
+from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
+from leaderboard.results.api.pagination import Pagination
+from leaderboard.results.models import Rig, RigToken
+from leaderboard.results.services.runs import ApplicationError
+
+
+def _is_staff(request: Request) -> bool:
+    return bool(request.user and request.user.is_authenticated and request.user.is_staff)
+
+
+def _token_rig_id(request: Request) -> int | None:
+    return request.auth.rig_id if isinstance(request.auth, RigToken) else None
+
+
+class IsStaff(permissions.BasePermission):
+    message = "Only staff may do this."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return _is_staff(request)
+
+
+class IsStaffOrRigToken(permissions.BasePermission):
+    """Staff, or a rig token (which then sees only its own rig's jobs)."""
+
+    message = "Jobs are visible to staff and to the job's own rig (Authorization: Token <token>)."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return _is_staff(request) or _token_rig_id(request) is not None
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        return _is_staff(request) or _token_rig_id(request) == obj.rig_id
+
+
+class JobOutputSerializer(serializers.ModelSerializer):
+    rig = serializers.CharField(source="rig.name")
+    queue = serializers.CharField(source="rig.queue_name")
+    created_by = serializers.CharField(source="created_by.get_username", default=None)
+    run = serializers.SerializerMethodField()
+
+    class Meta:
+        model = BenchmarkJob
+        fields = [
+            "id",
+            "rig",
+            "queue",
+            "kind",
+            "status",
+            "spec",
+            "run_uuid",
+            "run",
+            "celery_task_id",
+            "soft_time_limit_s",
+            "time_limit_s",
+            "created_by",
+            "rerun_of",
+            "attempt",
+            "worker",
+            "progress",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "updated_at",
+        ]
+
+    def get_run(self, job: BenchmarkJob) -> dict[str, Any] | None:
+        """The run the job produced ({uuid, status, url}), or null until the rig posts it."""
+        run = job.run
+        if run is None:
+            return None
+        return {"uuid": str(run.uuid), "status": run.status, "url": f"/api/runs/{run.uuid}/"}
+
+
+def _job_response(job: BenchmarkJob, code: int = status.HTTP_200_OK) -> Response:
+    return Response(JobOutputSerializer(job).data, status=code)
+
+
+class JobListCreateApi(APIView):
+    """GET: jobs newest first (staff: all, filter ?rig= ?status=; a rig token: its own).
+    POST (staff): queue a job on the rig's queue; 201 with the job."""
+
+    class InputSerializer(serializers.Serializer):
+        rig = serializers.CharField()
+        kind = serializers.ChoiceField(choices=JobKind.choices, default=JobKind.SUITE)
+        spec = serializers.JSONField()
+        time_limit_s = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+
+    def get_permissions(self) -> list[permissions.BasePermission]:
+        return [IsStaff()] if self.request.method == "POST" else [IsStaffOrRigToken()]
+
+    @extend_schema(responses=JobOutputSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rig_id = None if _is_staff(request) else _token_rig_id(request)
+        jobs = jobs_list(
+            rig=Rig.objects.filter(pk=rig_id).first() if rig_id else None,
+            rig_name=request.query_params.get("rig", ""),
+            status=request.query_params.get("status", ""),
+        )
+        paginator = Pagination()
+        page = paginator.paginate_queryset(jobs, request, view=self)
+        return paginator.get_paginated_response(JobOutputSerializer(page, many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: JobOutputSerializer})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        rig = Rig.objects.filter(name=data.validated_data["rig"]).first()
+        if rig is None:
+            raise ApplicationError("no rig with this name", field="rig")
+        job = jobs_enqueue(
+            rig=rig,
+            kind=data.validated_data["kind"],
+            spec=data.validated_data["spec"],
+            created_by=request.user,
+            time_limit_s=data.validated_data.get("time_limit_s"),
+        )
+        return _job_response(job, status.HTTP_201_CREATED)
+
+
+class JobDetailApi(APIView):
+    """GET one job (staff, or the job's rig)."""
+
+    permission_classes = [IsStaffOrRigToken]
+
+    @extend_schema(responses=JobOutputSerializer)
+    def get(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(BenchmarkJob.objects.select_related("rig", "created_by"), pk=job_id)
+        self.check_object_permissions(request, job)
+        return _job_response(job)
+
+
+class JobStatusApi(APIView):
+    """POST a status report. The job's rig (token) reports running / finished /
+    failed / aborted with its attempt id; staff may only abort. 409 for a move
+    the job's current status does not allow (e.g. a second attempt starting)."""
+
+    permission_classes = [IsStaffOrRigToken]
+
+    class InputSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=JobStatus.choices)
+        attempt = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
+        worker = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+        progress = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+        error = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=InputSerializer, responses=JobOutputSerializer)
+    def post(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
+        self.check_object_permissions(request, job)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        if _token_rig_id(request) is None:  # staff, not the rig
+            if fields["status"] != JobStatus.ABORTED:
+                raise ApplicationError("staff may only abort a job; the rig reports the rest", field="status")
+            reason = fields["error"] or f"aborted by {request.user.get_username()}"
+            return _job_response(job_abort(job=job, reason=reason))
+        updated = job_status_update(
+            job=job,
+            status=fields["status"],
+            attempt=fields["attempt"],
+            worker=fields["worker"],
+            progress=fields["progress"],
+            error=fields["error"],
+        )
+        return _job_response(updated)
+
+
+class JobRunAgainApi(APIView):
+    """POST (staff): queue a copy of the job (same rig, kind, spec, time limit; a
+    new run uuid). 201 with the new job."""
+
+    permission_classes = [IsStaff]
+
+    @extend_schema(request=None, responses={201: JobOutputSerializer})
+    def post(self, request: Request, job_id: int) -> Response:
+        job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
+        return _job_response(job_run_again(job=job, created_by=request.user), status.HTTP_201_CREATED)

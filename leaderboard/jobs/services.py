@@ -1,0 +1,259 @@
+"""Writes for benchmark jobs: queue one on its rig's Celery queue, move it
+through its statuses as the rig reports, and give up on jobs whose worker died.
+
+Status moves allowed (anything else is a 409):
+  queued  -> running | failed | aborted
+  running -> running (same attempt: progress) | finished | failed | aborted
+A repeat of the status a job already has in the same attempt changes nothing,
+so a rig may retry a report safely."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+import warnings
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery.exceptions import AlwaysEagerIgnored
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.celery import app as celery_app
+from leaderboard.jobs.models import RUN_BENCHMARK_TASK, BenchmarkJob, JobKind, JobStatus
+from leaderboard.jobs.specs import spec_validate
+from leaderboard.results.models import Rig, Run, RunStatus
+from leaderboard.results.services.runs import ApplicationError, run_append
+
+logger = logging.getLogger(__name__)
+
+_ALLOWED: dict[str, frozenset[str]] = {
+    JobStatus.QUEUED: frozenset({JobStatus.RUNNING, JobStatus.FAILED, JobStatus.ABORTED}),
+    JobStatus.RUNNING: frozenset({JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
+}
+
+
+def job_time_limits(*, time_limit_s: int | None) -> tuple[int, int]:
+    """Return (soft, hard) limits in seconds for a job: the hard limit asked for
+    (or the default), capped by RIGBOARD_JOB_MAX_TIME_LIMIT_S; the soft limit
+    leaves the task a tenth of it (30 s to 5 min) to stop the server and post
+    what it measured."""
+    hard = time_limit_s or settings.RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S
+    if hard <= 0:
+        raise ApplicationError("must be a positive number of seconds", field="time_limit_s")
+    if hard > settings.RIGBOARD_JOB_MAX_TIME_LIMIT_S:
+        raise ApplicationError(
+            f"must be at most {settings.RIGBOARD_JOB_MAX_TIME_LIMIT_S} s (RIGBOARD_JOB_MAX_TIME_LIMIT_S)",
+            field="time_limit_s",
+        )
+    margin = min(max(hard // 10, 30), 300)
+    soft = max(hard - margin, max(hard // 2, 1))
+    return soft, hard
+
+
+def job_dispatch_spec(*, job: BenchmarkJob) -> dict[str, Any]:
+    """Return the JSON the rig's task receives: ``job`` (what links the run to
+    this job and bounds it) and ``config`` (the stored spec, in the runner's
+    config shape). The rig's token is not in it: the rig has its own."""
+    return {
+        "job": {
+            "id": job.pk,
+            "kind": job.kind,
+            "rig": job.rig.name,
+            "run_uuid": str(job.run_uuid),
+            "service_url": settings.RIGBOARD_PUBLIC_URL,
+            "soft_time_limit_s": job.soft_time_limit_s,
+            "time_limit_s": job.time_limit_s,
+        },
+        "config": job.spec,
+    }
+
+
+def _dispatch(job: BenchmarkJob) -> None:
+    # Runs after the job row is committed, so the worker never reports on a job
+    # the service cannot see yet. A broker that is down fails the job visibly.
+    try:
+        with warnings.catch_warnings():
+            # Jobs always go to the rig's broker queue; eager mode (no broker,
+            # the embedded default) only concerns the service's own tasks.
+            warnings.simplefilter("ignore", AlwaysEagerIgnored)
+            celery_app.send_task(
+                RUN_BENCHMARK_TASK,
+                args=[job_dispatch_spec(job=job)],
+                queue=job.rig.queue_name,
+                task_id=job.celery_task_id,
+                soft_time_limit=job.soft_time_limit_s,
+                time_limit=job.time_limit_s,
+                retry=True,
+                retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
+            )
+    except Exception as exc:  # any broker/transport error: the job never left
+        logger.exception("could not queue job %s", job.pk)
+        BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
+            status=JobStatus.FAILED, error=f"could not reach the Celery broker: {exc}", finished_at=timezone.now()
+        )
+
+
+def jobs_enqueue(
+    *,
+    rig: Rig,
+    kind: str,
+    spec: Mapping[str, Any],
+    created_by: Any = None,
+    time_limit_s: int | None = None,
+    rerun_of: BenchmarkJob | None = None,
+) -> BenchmarkJob:
+    """Store a queued job and send it to ``rig.<name>`` once the row is committed.
+
+    Raise ApplicationError naming the field if the kind or spec is invalid, or
+    if no broker is configured. Return the job (status queued; it turns failed
+    with the broker's error if the broker cannot be reached)."""
+    if kind not in JobKind.values:
+        raise ApplicationError(f"must be one of {', '.join(JobKind.values)}", field="kind")
+    if not celery_app.conf.broker_url:
+        raise ApplicationError("no Celery broker is configured (CELERY_BROKER_URL)", field="rig", status_code=503)
+    clean_spec = spec_validate(kind=kind, spec=spec)
+    soft, hard = job_time_limits(time_limit_s=time_limit_s)
+    job = BenchmarkJob.objects.create(
+        rig=rig,
+        kind=kind,
+        spec=clean_spec,
+        soft_time_limit_s=soft,
+        time_limit_s=hard,
+        created_by=created_by if getattr(created_by, "pk", None) else None,
+        celery_task_id=str(uuid.uuid4()),
+        rerun_of=rerun_of,
+    )
+    transaction.on_commit(lambda: _dispatch(job))
+    return job
+
+
+def job_run_again(*, job: BenchmarkJob, created_by: Any = None) -> BenchmarkJob:
+    """Queue a new job with the same rig, kind, spec and time limit (and a new run uuid)."""
+    return jobs_enqueue(
+        rig=job.rig,
+        kind=job.kind,
+        spec=job.spec,
+        created_by=created_by,
+        time_limit_s=job.time_limit_s,
+        rerun_of=job,
+    )
+
+
+def _run_close(run_uuid: uuid.UUID, status: str, reason: str) -> None:
+    # The run may have been opened as running on the service; a job that ends
+    # without the rig closing it must not leave it running forever.
+    run = Run.objects.filter(uuid=run_uuid, status=RunStatus.RUNNING).first()
+    if run is None:
+        return
+    with contextlib.suppress(ApplicationError):  # closed meanwhile by the rig: its account wins
+        run_append(run=run, status=status, failure_reason=reason)
+
+
+def job_status_update(
+    *,
+    job: BenchmarkJob,
+    status: str,
+    attempt: str = "",
+    worker: str = "",
+    progress: str = "",
+    error: str = "",
+) -> BenchmarkJob:
+    """Move ``job`` to ``status`` and return it.
+
+    A rig taking a queued job sends status running with its ``attempt`` id. A
+    running report from a different attempt means the message was redelivered
+    after the first worker was lost: that is a 409 (the job is not run twice)
+    and the rig then reports it aborted. A job that ends failed or aborted also
+    closes its run if that run is still open. Raise ApplicationError (409) for a
+    move not allowed from the current status."""
+    if status not in JobStatus.values:
+        raise ApplicationError(f"must be one of {', '.join(JobStatus.values)}", field="status")
+    with transaction.atomic():
+        locked = BenchmarkJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status == status and (status != JobStatus.RUNNING or locked.attempt == attempt):
+            if progress and progress != locked.progress:
+                locked.progress = progress[:500]
+                locked.save(update_fields=["progress", "updated_at"])
+            return locked
+        if status == JobStatus.RUNNING and locked.status == JobStatus.RUNNING:
+            raise ApplicationError(
+                f"job already started by attempt {locked.attempt} on {locked.worker or 'an unknown worker'}",
+                field="status",
+                status_code=409,
+            )
+        if status not in _ALLOWED.get(locked.status, frozenset()):
+            raise ApplicationError(f"job is {locked.status}; cannot become {status}", field="status", status_code=409)
+        now = timezone.now()
+        locked.status = status
+        if status == JobStatus.RUNNING:
+            locked.attempt = attempt[:64]
+            locked.worker = worker[:200]
+            locked.started_at = now
+        else:
+            locked.finished_at = now
+        if progress:
+            locked.progress = progress[:500]
+        if error:
+            locked.error = error
+        locked.save()
+    if status in (JobStatus.FAILED, JobStatus.ABORTED):
+        _run_close(locked.run_uuid, status, error or f"job {status}")
+    return locked
+
+
+def job_abort(*, job: BenchmarkJob, reason: str) -> BenchmarkJob:
+    """Abort a queued or running job (staff): revoke its task so a worker that
+    has not started it drops it, mark it aborted, close its run. Raise
+    ApplicationError (409) if the job already ended."""
+    aborted = job_status_update(job=job, status=JobStatus.ABORTED, attempt=job.attempt, error=reason)
+    # Even if the revoke is not seen (worker offline), the task asks the service
+    # before starting and finds the job aborted.
+    try:
+        celery_app.control.revoke(job.celery_task_id)
+    except Exception:  # the job is already aborted on the service; the revoke is a courtesy
+        logger.warning("could not revoke task %s of job %s", job.celery_task_id, job.pk, exc_info=True)
+    return aborted
+
+
+def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = None) -> list[BenchmarkJob]:
+    """Give up on jobs whose worker died: every running job past its hard time
+    limit plus ``grace`` (default RIGBOARD_JOB_GRACE_S) becomes aborted with the
+    reason, and its run is closed as aborted. Jobs whose run has meanwhile
+    arrived finished or failed take the run's status instead. Return the jobs
+    changed."""
+    now = now or timezone.now()
+    grace = grace if grace is not None else timedelta(seconds=settings.RIGBOARD_JOB_GRACE_S)
+    changed = []
+    for job in BenchmarkJob.objects.filter(status=JobStatus.RUNNING).select_related("rig"):
+        run = job.run
+        if run is not None and run.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED):
+            settled = _job_settle_from_run(job, run)
+            if settled is not None:
+                changed.append(settled)
+            continue
+        deadline = job.deadline(grace=grace)
+        if deadline is None or deadline > now:
+            continue
+        reason = (
+            f"no report from worker {job.worker or '?'} within the job's {job.time_limit_s} s time limit "
+            f"+ {int(grace.total_seconds())} s grace: the worker was lost (killed, restarted or offline)"
+        )
+        try:
+            changed.append(job_status_update(job=job, status=JobStatus.ABORTED, attempt=job.attempt, error=reason))
+        except ApplicationError:
+            continue  # the rig reported meanwhile
+    return changed
+
+
+def _job_settle_from_run(job: BenchmarkJob, run: Run) -> BenchmarkJob | None:
+    status = {RunStatus.FINISHED: JobStatus.FINISHED, RunStatus.FAILED: JobStatus.FAILED}.get(
+        RunStatus(run.status), JobStatus.ABORTED
+    )
+    try:
+        return job_status_update(job=job, status=status, attempt=job.attempt, error=run.failure_reason)
+    except ApplicationError:
+        return None  # the rig reported meanwhile

@@ -1,0 +1,1 @@
+"""The REST API: one view class per operation, serializers, filters, errors."""

@@ -1,0 +1,232 @@
+"""What everyone reads: runs (list and detail), rigs, published sources.
+
+Every serializer reads only fields the selectors in results/selectors.py have
+already joined or prefetched, so a page costs the same number of queries
+whatever its length."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from leaderboard.results.models import (
+    Configuration,
+    ModelFile,
+    PublishedComparison,
+    PublishedComparisonRow,
+    PublishedExperiment,
+    PublishedFit,
+    Rig,
+    RigGpu,
+    Run,
+    Sample,
+    Source,
+    Stack,
+    SweepPoint,
+    Workload,
+)
+
+SUMMARY_FIELDS = [
+    "summary_source",
+    "n_samples",
+    "decode_tokens_per_s_mean",
+    "decode_tokens_per_s_median",
+    "decode_tokens_per_s_stdev",
+    "decode_tokens_per_s_min",
+    "decode_tokens_per_s_max",
+    "decode_tokens_per_s_range",
+    "decode_tokens_per_s_ci95_low",
+    "decode_tokens_per_s_ci95_high",
+    "prefill_tokens_per_s_mean",
+    "ttft_ms_mean",
+    "acceptance_pct",
+    "power_w_mean",
+    "energy_j_total",
+    "tokens_per_kwh",
+    "cost_usd_per_mtok",
+]
+
+
+class RigGpuOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RigGpu
+        fields = ["model", "vram_gb", "count", "power_limit_w"]
+
+
+class RigOutputSerializer(serializers.ModelSerializer):
+    gpus = RigGpuOutputSerializer(many=True)
+    gpu_summary = serializers.CharField()
+    n_runs = serializers.IntegerField(required=False)
+
+    class Meta:
+        model = Rig
+        fields = [
+            "name",
+            "owner_name",
+            "gpu_summary",
+            "gpus",
+            "cpu",
+            "cpu_cores",
+            "ram_gb",
+            "os",
+            "kernel",
+            "driver_version",
+            "cuda_version",
+            "notes",
+            "created_at",
+            "n_runs",
+        ]
+
+
+class StackOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Stack
+        fields = ["engine", "build", "build_flags", "image"]
+
+
+class ModelFileOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ModelFile
+        exclude = ["id"]
+
+
+class ConfigurationOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Configuration
+        exclude = ["id"]
+
+
+class WorkloadOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Workload
+        exclude = ["id"]
+
+
+class SampleOutputSerializer(serializers.ModelSerializer):
+    acceptance_pct = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        model = Sample
+        exclude = ["id", "run"]
+
+
+class SweepPointOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SweepPoint
+        exclude = ["id", "run"]
+
+
+class RunSummaryOutputSerializer(serializers.ModelSerializer):
+    """The summary the service computed from raw samples (or the article published)."""
+
+    class Meta:
+        model = Run
+        fields = SUMMARY_FIELDS
+
+
+class RunListOutputSerializer(serializers.ModelSerializer):
+    rig = serializers.CharField(source="rig.name")
+    gpu_summary = serializers.SerializerMethodField()
+    stack = StackOutputSerializer()
+    model_file = ModelFileOutputSerializer()
+    workload = WorkloadOutputSerializer()
+    speculative_type = serializers.CharField(source="configuration.speculative_type")
+    source: serializers.Field = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    summary = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "uuid",
+            "rig",
+            "gpu_summary",
+            "status",
+            "failure_reason",
+            "provenance",
+            "source",
+            "report_key",
+            "comparison_key",
+            "stack",
+            "model_file",
+            "workload",
+            "speculative_type",
+            "started_at",
+            "finished_at",
+            "created_at",
+            "summary",
+        ]
+
+    def get_gpu_summary(self, run: Run) -> str:
+        return run.rig.gpu_summary()
+
+    @extend_schema_field(RunSummaryOutputSerializer)
+    def get_summary(self, run: Run) -> dict[str, Any]:
+        return RunSummaryOutputSerializer(run).data
+
+
+class RunDetailOutputSerializer(RunListOutputSerializer):
+    rig_detail = RigOutputSerializer(source="rig")
+    configuration = ConfigurationOutputSerializer()
+    samples = SampleOutputSerializer(many=True)
+    sweep_points = SweepPointOutputSerializer(many=True)
+
+    class Meta(RunListOutputSerializer.Meta):
+        fields = [
+            *RunListOutputSerializer.Meta.fields,
+            "rig_detail",
+            "configuration",
+            "notes",
+            "fingerprint",
+            "server_log_tail",
+            "extra",
+            "updated_at",
+            "samples",
+            "sweep_points",
+        ]
+
+
+class PublishedComparisonRowOutputSerializer(serializers.ModelSerializer):
+    run: serializers.Field = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+
+    class Meta:
+        model = PublishedComparisonRow
+        exclude = ["id", "comparison"]
+
+
+class PublishedComparisonOutputSerializer(serializers.ModelSerializer):
+    rows = PublishedComparisonRowOutputSerializer(many=True)
+
+    class Meta:
+        model = PublishedComparison
+        fields = ["key", "title", "notes", "rows"]
+
+
+class PublishedExperimentOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PublishedExperiment
+        exclude = ["id", "source"]
+
+
+class PublishedFitOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PublishedFit
+        exclude = ["id", "source"]
+
+
+class SourceOutputSerializer(serializers.ModelSerializer):
+    n_runs = serializers.IntegerField(required=False)
+
+    class Meta:
+        model = Source
+        fields = ["key", "title", "author_handle", "url", "published_on", "n_runs"]
+
+
+class SourceDetailOutputSerializer(SourceOutputSerializer):
+    comparisons = PublishedComparisonOutputSerializer(many=True)
+    experiments = PublishedExperimentOutputSerializer(many=True)
+    fits = PublishedFitOutputSerializer(many=True)
+
+    class Meta(SourceOutputSerializer.Meta):
+        fields = [*SourceOutputSerializer.Meta.fields, "comparisons", "experiments", "fits"]

@@ -1,0 +1,1 @@
+"""One API class per operation (HackSoft style); URLs in api/urls.py."""

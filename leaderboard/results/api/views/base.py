@@ -1,0 +1,31 @@
+"""What every API view shares: JSON in and out, the rig-token permission, the error shape."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.pagination import BasePagination
+from rest_framework.parsers import BaseParser
+from rest_framework.permissions import _PermissionClass
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.views import APIView
+
+from leaderboard.results.api.pagination import Pagination
+from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.permissions import RigTokenOrReadOnly
+from leaderboard.results.auth import RigTokenAuthentication
+
+
+class ApiMixin:
+    """Class attributes every API view sets, in one place (typed as DRF's
+    stubs type them, so the mixin combines with any DRF view)."""
+
+    authentication_classes: Sequence[type[BaseAuthentication]] = [RigTokenAuthentication]
+    permission_classes: Sequence[_PermissionClass] = [RigTokenOrReadOnly]
+    parser_classes: Sequence[type[BaseParser]] = [BoundedJSONParser]
+    renderer_classes: Sequence[type[BaseRenderer]] = [JSONRenderer, BrowsableAPIRenderer]
+    pagination_class: type[BasePagination] | None = Pagination
+
+
+__all__ = ["APIView", "ApiMixin"]

@@ -1,0 +1,45 @@
+"""Rigs: public list and detail (GPUs, CPU, OS, number of runs); tokens are never shown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema_serializer
+from rest_framework import generics
+
+from leaderboard.results import selectors
+from leaderboard.results.api.filters import NullsLastOrderingFilter, RigFilter
+from leaderboard.results.api.serializers import outputs
+from leaderboard.results.api.views.base import ApiMixin
+
+
+@extend_schema_serializer(component_name="Rig")
+class RigOutputSerializer(outputs.RigOutputSerializer):
+    class Meta(outputs.RigOutputSerializer.Meta):
+        pass
+
+
+class RigListApi(ApiMixin, generics.ListAPIView):
+    """List rigs, filtered by name or GPU model."""
+
+    OutputSerializer = RigOutputSerializer
+    serializer_class = OutputSerializer
+    filterset_class = RigFilter
+    filter_backends = [DjangoFilterBackend, NullsLastOrderingFilter]
+    ordering_fields = ["name", "created_at", "n_runs"]
+    ordering = ["name"]
+
+    def get_queryset(self) -> Any:
+        return selectors.rig_list()
+
+
+class RigDetailApi(ApiMixin, generics.RetrieveAPIView):
+    """One rig by name."""
+
+    OutputSerializer = RigOutputSerializer
+    serializer_class = OutputSerializer
+    lookup_field = "name"
+
+    def get_queryset(self) -> Any:
+        return selectors.rig_list()

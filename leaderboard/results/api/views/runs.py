@@ -1,0 +1,207 @@
+"""Runs: list, submit, read one, append samples to an open run, finish it."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from django.http import Http404
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from rest_framework import exceptions, generics, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.results import selectors
+from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
+from leaderboard.results.api.permissions import token_rig_name
+from leaderboard.results.api.serializers import inputs, outputs
+from leaderboard.results.api.views.base import ApiMixin
+from leaderboard.results.models import Provenance, RigToken, Run
+from leaderboard.results.services.runs import run_append, run_create
+
+_ERRORS = {
+    400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),
+    401: OpenApiResponse(description="No valid rig token."),
+    403: OpenApiResponse(description="The token belongs to another rig."),
+    413: OpenApiResponse(description="The body is over RIGBOARD_MAX_BODY_BYTES."),
+}
+
+
+def _detail(run_uuid: UUID | str) -> dict[str, Any]:
+    run = selectors.run_get(uuid=str(run_uuid))
+    if run is None:  # deleted between write and read: nothing sensible to show
+        raise Http404
+    return RunDetailApi.OutputSerializer(run).data
+
+
+class RunListApi(ApiMixin, generics.ListAPIView):
+    """List runs, filtered, ordered (nulls last) and paginated."""
+
+    @extend_schema_serializer(component_name="RunListItem")
+    class OutputSerializer(outputs.RunListOutputSerializer):
+        class Meta(outputs.RunListOutputSerializer.Meta):
+            pass
+
+    serializer_class = OutputSerializer
+    filterset_class = RunFilter
+    filter_backends = [DjangoFilterBackend, NullsLastOrderingFilter]
+    ordering_fields = [
+        "created_at",
+        "started_at",
+        "finished_at",
+        "decode_tokens_per_s_mean",
+        "decode_tokens_per_s_median",
+        "prefill_tokens_per_s_mean",
+        "ttft_ms_mean",
+        "acceptance_pct",
+        "power_w_mean",
+        "tokens_per_kwh",
+    ]
+    ordering = ["-created_at"]
+
+    def get_queryset(self) -> Any:
+        return selectors.run_list()
+
+
+class RunCreateApi(ApiMixin, APIView):
+    """Submit a run (finished, failed, or opened as running) with its samples and sweep points."""
+
+    @extend_schema_serializer(component_name="RunCreateInput")
+    class InputSerializer(inputs.RunInputSerializer):
+        pass
+
+    @extend_schema(
+        operation_id="runs_create",
+        request=InputSerializer,
+        responses={
+            201: outputs.RunDetailOutputSerializer,
+            200: OpenApiResponse(outputs.RunDetailOutputSerializer, description="Already stored (same uuid)."),
+            409: OpenApiResponse(description="The uuid belongs to another rig."),
+            **_ERRORS,
+        },
+    )
+    def post(self, request: Request) -> Response:
+        token = request.auth
+        assert isinstance(token, RigToken)  # noqa: S101 - RigTokenOrReadOnly guarantees it
+        claimed = request.data.get("rig") if isinstance(request.data, dict) else None
+        if isinstance(claimed, str) and claimed != token.rig.name:
+            raise exceptions.PermissionDenied(
+                f"This token belongs to rig {token.rig.name!r}; it cannot submit runs for rig {claimed!r}."
+            )
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        result = run_create(
+            rig=token.rig,
+            stack=data["stack"],
+            model_file=data["model_file"],
+            configuration=data["configuration"],
+            workload=data["workload"],
+            run={
+                "uuid": data["uuid"],
+                "status": data["status"],
+                "failure_reason": data.get("failure_reason"),
+                "started_at": data.get("started_at"),
+                "finished_at": data.get("finished_at"),
+                "notes": data.get("notes"),
+                "fingerprint": data.get("fingerprint") or {},
+                "server_log_tail": data.get("server_log_tail"),
+                "extra": data.get("extra") or {},
+                # Reported results come only from the importer.
+                "provenance": Provenance.MEASURED,
+            },
+            samples=data["samples"],
+            sweep_points=data["sweep_points"],
+        )
+        return Response(
+            _detail(result.run.uuid), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
+        )
+
+
+class RunsApi(RunCreateApi, RunListApi):
+    """/api/runs/: GET lists (RunListApi), POST submits (RunCreateApi)."""
+
+
+class RunDetailApi(ApiMixin, APIView):
+    """One run with its samples, sweep points, summary and comparison key."""
+
+    @extend_schema_serializer(component_name="RunDetail")
+    class OutputSerializer(outputs.RunDetailOutputSerializer):
+        class Meta(outputs.RunDetailOutputSerializer.Meta):
+            pass
+
+    @extend_schema(operation_id="runs_retrieve", responses={200: OutputSerializer, 404: OpenApiResponse()})
+    def get(self, request: Request, uuid: UUID) -> Response:
+        return Response(_detail(uuid))
+
+
+def _owned_run(request: Request, run_uuid: UUID) -> Run:
+    """Return the run ``run_uuid`` if the request's token belongs to its rig;
+    raise 404 if there is no such run, 403 if it is another rig's."""
+    run = Run.objects.select_related("rig").filter(uuid=run_uuid).first()
+    if run is None:
+        raise Http404
+    if run.rig.name != token_rig_name(request):
+        raise exceptions.PermissionDenied(
+            f"This run belongs to rig {run.rig.name!r}; this token belongs to rig {token_rig_name(request)!r}."
+        )
+    return run
+
+
+class RunAppendApi(ApiMixin, APIView):
+    """Append samples and sweep points to a running run; stored indexes are skipped."""
+
+    @extend_schema_serializer(component_name="RunAppendInput")
+    class InputSerializer(inputs.RunAppendInputSerializer):
+        pass
+
+    @extend_schema(
+        operation_id="runs_samples_create",
+        request=InputSerializer,
+        responses={
+            200: outputs.RunDetailOutputSerializer,
+            409: OpenApiResponse(description="The run is not running."),
+            **_ERRORS,
+        },
+    )
+    def post(self, request: Request, uuid: UUID) -> Response:
+        run = _owned_run(request, uuid)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run_append(run=run, samples=data["samples"], sweep_points=data["sweep_points"])
+        return Response(_detail(uuid))
+
+
+class RunFinishApi(ApiMixin, APIView):
+    """Close a running run as finished, failed or aborted, keeping every sample it has."""
+
+    @extend_schema_serializer(component_name="RunFinishInput")
+    class InputSerializer(inputs.RunFinishInputSerializer):
+        pass
+
+    @extend_schema(
+        operation_id="runs_finish_create",
+        request=InputSerializer,
+        responses={
+            200: outputs.RunDetailOutputSerializer,
+            409: OpenApiResponse(description="The run already ended with another status."),
+            **_ERRORS,
+        },
+    )
+    def post(self, request: Request, uuid: UUID) -> Response:
+        run = _owned_run(request, uuid)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        run_append(
+            run=run,
+            samples=data["samples"],
+            sweep_points=data["sweep_points"],
+            status=data["status"],
+            failure_reason=data.get("failure_reason") or "",
+            server_log_tail=data.get("server_log_tail"),
+        )
+        return Response(_detail(uuid))

@@ -1,0 +1,75 @@
+"""Rigs and their API tokens: registering a rig, issuing and revoking tokens.
+
+Used by the admin and by ``manage.py create_rig``; a raw token is returned to
+the caller exactly once and only its sha256 is stored."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.results.models import Rig, RigGpu, RigToken
+from leaderboard.results.services.runs import ApplicationError
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One group of identical GPUs: ``count`` × ``model`` with ``vram_gb`` each."""
+
+    model: str
+    vram_gb: float | None = None
+    count: int = 1
+    power_limit_w: float | None = None
+
+
+def gpu_spec_parse(text: str) -> GpuSpec:
+    """Return the GpuSpec in ``MODEL[:VRAM_GB[:COUNT[:POWER_LIMIT_W]]]``, e.g. ``RTX 3090:24:2:350``.
+
+    Raise ValueError naming the part that is wrong."""
+    parts = [p.strip() for p in text.split(":")]
+    if not parts[0]:
+        raise ValueError(f"GPU {text!r}: the model name is empty")
+    if len(parts) > 4:
+        raise ValueError(f"GPU {text!r}: expected MODEL[:VRAM_GB[:COUNT[:POWER_LIMIT_W]]]")
+    try:
+        vram = float(parts[1]) if len(parts) > 1 and parts[1] else None
+        count = int(parts[2]) if len(parts) > 2 and parts[2] else 1
+        power = float(parts[3]) if len(parts) > 3 and parts[3] else None
+    except ValueError as exc:
+        raise ValueError(f"GPU {text!r}: VRAM and power must be numbers, count an integer") from exc
+    if count < 1 or (vram is not None and vram <= 0) or (power is not None and power <= 0):
+        raise ValueError(f"GPU {text!r}: VRAM, count and power must be positive")
+    return GpuSpec(model=parts[0], vram_gb=vram, count=count, power_limit_w=power)
+
+
+@transaction.atomic
+def rig_create(*, name: str, gpus: Sequence[GpuSpec] = (), **fields: Any) -> Rig:
+    """Create a rig with its GPU groups; ``fields`` are other Rig fields (cpu, os…).
+
+    Raise ApplicationError (409) if a rig with that name exists."""
+    if Rig.objects.filter(name=name).exists():
+        raise ApplicationError(f"a rig named {name!r} already exists", field="name", status_code=409)
+    rig = Rig.objects.create(name=name, **fields)
+    RigGpu.objects.bulk_create(
+        RigGpu(rig=rig, model=g.model, vram_gb=g.vram_gb, count=g.count, power_limit_w=g.power_limit_w, position=i)
+        for i, g in enumerate(gpus)
+    )
+    return rig
+
+
+def rig_token_issue(*, rig: Rig, label: str = "") -> tuple[RigToken, str]:
+    """Issue a new API token for ``rig``; return the stored token and the raw
+    token, which is never stored and must be shown to the admin now."""
+    return RigToken.issue(rig=rig, label=label)
+
+
+def rig_token_revoke(*, token: RigToken) -> RigToken:
+    """Revoke ``token`` (idempotent: a revoked token keeps its first revocation time)."""
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token

@@ -1,0 +1,109 @@
+"""Command line: ``python -m runners run --config rig.toml``, ``attach --url URL``, ``flush``.
+
+Exit codes: 0 finished and delivered (or spooled), 1 the run failed, 2 a bad
+config, 3 the server could not be started, 4 the service rejected the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from runners.client import ServiceClient
+from runners.config import ConfigError, RigConfig, read_spec
+from runners.pipeline import run_job
+from runners.progress import ProgressBar
+from runners.server import ServerError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m runners", description="Rigboard rig-side benchmark runner.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (("run", "launch llama-server from the config and benchmark it"),
+                            ("attach", "benchmark a server that is already running")):  # fmt: skip
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("--config", required=(name == "run"), help="rig config, TOML or .json")
+        cmd.add_argument("--no-post", action="store_true", help="measure and print; post nothing")
+        cmd.add_argument("--output", help="also write the run JSON to this file")
+        cmd.add_argument("--repetitions", type=int, help="override workload.repetitions")
+        cmd.add_argument("--max-tokens", type=int, help="override workload.max_tokens")
+        cmd.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=None, help="run the context sweep")
+        if name == "attach":
+            cmd.add_argument("--url", required=True, help="base URL of the running server")
+            cmd.add_argument("--engine", default="", help="engine name if detection guesses wrong")
+            cmd.add_argument("--model", default="", help="model name to request")
+            cmd.add_argument("--api-key", default="", help="bearer token of the server, if it wants one")
+    flush = sub.add_parser("flush", help="re-post runs waiting in the spool directory")
+    flush.add_argument("--config", help="rig config with the [service] table")
+    flush.add_argument("--url", help="service URL (instead of --config)")
+    flush.add_argument("--token", help="rig token (instead of --config)")
+    flush.add_argument("--spool-dir", help="spool directory (instead of --config)")
+    return parser
+
+
+def _spec(args: argparse.Namespace) -> dict[str, Any]:
+    spec: dict[str, Any] = read_spec(args.config) if args.config else {}
+    workload = spec.setdefault("workload", {})
+    if args.repetitions is not None:
+        workload["repetitions"] = args.repetitions
+    if args.max_tokens is not None:
+        workload["max_tokens"] = args.max_tokens
+    if args.sweep is not None:
+        spec.setdefault("sweep", {})["enabled"] = args.sweep
+    if args.no_post:
+        spec.setdefault("service", {})["url"] = ""
+    if args.output:
+        spec["output_path"] = args.output
+    if args.command == "attach":
+        spec.pop("server", None)
+        spec["attach"] = {"url": args.url, "engine": args.engine, "model": args.model, "api_key": args.api_key}
+    return spec
+
+
+def _flush(args: argparse.Namespace) -> int:
+    service: dict[str, Any] = dict(read_spec(args.config).get("service", {})) if args.config else {}
+    for key, value in (("url", args.url), ("token", args.token), ("spool_dir", args.spool_dir)):
+        if value:
+            service[key] = value
+    config = RigConfig.from_mapping({"service": service, "attach": {"url": "http://unused"}}).service
+    if not config.url:
+        raise ConfigError("service.url", "required to flush (give --url or --config)")
+    client = ServiceClient(config.url, config.token, spool_dir=config.spool_dir, timeout_s=config.timeout_s)
+    try:
+        result = client.flush()
+    finally:
+        client.close()
+    print(json.dumps(result.as_dict(), indent=1))
+    return 0 if not result.remaining and not result.rejected else 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "flush":
+            return _flush(args)
+        result = run_job(_spec(args), progress=ProgressBar())
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    except ServerError as exc:
+        print(f"server error ({exc.kind}): {exc.reason}", file=sys.stderr)
+        if exc.log_tail:
+            print("--- server log tail ---\n" + exc.log_tail, file=sys.stderr)
+        return 3
+    print(result["table"])
+    if result["summary_line"]:
+        print(result["summary_line"])
+    if result["sweep_table"]:
+        print("\n" + result["sweep_table"])
+    print(f"\nrun {result['run_uuid']}: {result['status']}", end="")
+    print(f" ({result['failure_reason']})" if result["failure_reason"] else "")
+    delivered = result["delivered"]
+    where = f" to {result['spool_path']}" if result["spool_path"] else ""
+    print(f"delivery: {delivered}{where} {result['delivery_detail']}".rstrip())
+    if delivered == "rejected":
+        return 4
+    return 0 if result["status"] == "finished" else 1

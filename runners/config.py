@@ -1,0 +1,299 @@
+"""The rig's configuration: what to launch (or attach to), what to run, where to post.
+
+One shape serves the CLI's TOML/JSON file and the Celery task's JSON spec
+(``RigConfig.from_mapping``). Every bad value raises ConfigError naming the
+field path (``server.ctx_size``) and the reason, before anything is launched.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tomllib
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+# The service's SpeculativeType choices, keyed by llama-server's --spec-type name.
+_SPEC_TYPES = {
+    "none": "none",
+    "draft-simple": "draft",
+    "draft-eagle3": "eagle",
+    "draft-mtp": "mtp",
+    "draft-dflash": "dflash",
+    "draft-dspark": "unknown",
+}
+
+DEFAULT_SWEEP_DEPTHS = (4096, 8192, 16384, 32768, 65536, 131072, 202752, 262144)
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or wrong; ``field`` is its dotted path."""
+
+    def __init__(self, field_path: str, reason: str) -> None:
+        super().__init__(f"{field_path}: {reason}")
+        self.field = field_path
+        self.reason = reason
+
+
+@dataclass
+class ServiceConfig:
+    url: str = ""
+    token: str = ""
+    rig: str = ""
+    spool_dir: str = "~/.cache/rigboard/spool"
+    timeout_s: float = 30.0
+
+
+@dataclass
+class ServerConfig:
+    """llama-server's flags. ``None`` / empty leaves the server's own default."""
+
+    model: str = ""
+    binary: str = "llama-server"
+    host: str = "127.0.0.1"
+    port: int = 0  # 0: pick a free ephemeral port
+    ctx_size: int | None = None
+    n_gpu_layers: int | None = None
+    tensor_split: str = ""
+    tensor_overrides: list[str] = field(default_factory=list)
+    cache_type_k: str = ""
+    cache_type_v: str = ""
+    batch_size: int | None = None
+    ubatch_size: int | None = None
+    threads: int | None = None
+    parallel: int | None = None
+    flash_attn: str = ""
+    spec_type: str = "none"
+    draft_model: str = ""
+    draft_n_max: int | None = None
+    chat_template_kwargs: dict[str, Any] = field(default_factory=lambda: {"enable_thinking": False})
+    extra_args: list[str] = field(default_factory=list)
+    startup_timeout_s: float = 600.0
+    stop_grace_s: float = 10.0
+
+    def argv(self, *, port: int) -> list[str]:
+        """Return the full command line for ``port`` (binary first)."""
+        args = [self.binary, "--model", self.model, "--host", self.host, "--port", str(port)]
+        optional: list[tuple[str, object]] = [
+            ("--ctx-size", self.ctx_size),
+            ("--n-gpu-layers", self.n_gpu_layers),
+            ("--tensor-split", self.tensor_split),
+            ("--cache-type-k", self.cache_type_k),
+            ("--cache-type-v", self.cache_type_v),
+            ("--batch-size", self.batch_size),
+            ("--ubatch-size", self.ubatch_size),
+            ("--threads", self.threads),
+            ("--parallel", self.parallel),
+            ("--flash-attn", self.flash_attn),
+        ]
+        for flag, value in optional:
+            if value not in (None, ""):
+                args += [flag, str(value)]
+        for pattern in self.tensor_overrides:
+            args += ["-ot", pattern]
+        if self.spec_type and self.spec_type != "none":
+            args += ["--spec-type", self.spec_type]
+        if self.draft_model:
+            args += ["--spec-draft-model", self.draft_model]
+        if self.draft_n_max is not None:
+            args += ["--spec-draft-n-max", str(self.draft_n_max)]
+        if self.chat_template_kwargs:
+            args += ["--chat-template-kwargs", json.dumps(self.chat_template_kwargs, sort_keys=True)]
+        return args + list(self.extra_args)
+
+    def speculative_type(self) -> str:
+        """Return the service's speculative_type for ``spec_type`` (first of a comma list)."""
+        first = (self.spec_type or "none").split(",")[0].strip()
+        if first.startswith("ngram"):
+            return "ngram"
+        return _SPEC_TYPES.get(first, "unknown")
+
+
+@dataclass
+class AttachConfig:
+    """An already running OpenAI-compatible server."""
+
+    url: str = ""
+    engine: str = ""  # llama.cpp, vllm, sglang, ollama…; '' = detect
+    api_key: str = ""
+    model: str = ""  # the model name to request; '' = the server's first
+
+
+@dataclass
+class WorkloadConfig:
+    name: str = "space-invaders-html"
+    max_tokens: int = 2000
+    repetitions: int = 10
+    warmup: int = 1
+    temperature: float = 0.6
+    top_k: int | None = 20
+    top_p: float | None = None
+    min_p: float | None = 0.0
+    seed: int | None = None
+    thinking: bool = False
+    request_timeout_s: float = 600.0
+    # Client and server decode t/s further apart than this are flagged.
+    disagreement_pct: float = 3.0
+
+
+@dataclass
+class SweepConfig:
+    enabled: bool = False
+    depths: list[int] = field(default_factory=lambda: list(DEFAULT_SWEEP_DEPTHS))
+    decode_tokens: int = 128
+    request_timeout_s: float = 1800.0
+
+
+@dataclass
+class ModelConfig:
+    """Model metadata the GGUF header cannot tell (repo, parameter counts)."""
+
+    name: str = ""
+    repo: str = ""
+    architecture: str = ""
+    total_params_b: float | None = None
+    active_params_b: float | None = None
+    quantization: str = ""
+    weight_format: str = ""
+
+
+@dataclass
+class StackConfig:
+    engine: str = ""
+    build: str = ""
+    build_flags: str = ""
+    image: str = ""
+
+
+@dataclass
+class RigConfig:
+    service: ServiceConfig = field(default_factory=ServiceConfig)
+    server: ServerConfig | None = None
+    attach: AttachConfig | None = None
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    sweep: SweepConfig = field(default_factory=SweepConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    stack: StackConfig = field(default_factory=StackConfig)
+    notes: str = ""
+    run_uuid: str = ""
+    cache_dir: str = "~/.cache/rigboard"
+    output_path: str = ""  # also write the run JSON here
+
+    @classmethod
+    def from_mapping(cls, data: typing.Mapping[str, Any]) -> RigConfig:
+        """Return the config for a JSON-able mapping; raise ConfigError naming the bad field."""
+        config = _build(cls, data, "")
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if (self.server is None) == (self.attach is None):
+            raise ConfigError("server", "give exactly one of [server] (launch) or [attach] (a running server)")
+        if self.server is not None:
+            if not self.server.model:
+                raise ConfigError("server.model", "required: the path of the model file")
+            if self.server.spec_type.startswith("draft-simple") and not self.server.draft_model:
+                raise ConfigError("server.draft_model", "required with spec_type draft-simple")
+            if not 0 <= self.server.port <= 65535:
+                raise ConfigError("server.port", "must be 0..65535")
+        if self.attach is not None and not self.attach.url.startswith(("http://", "https://")):
+            raise ConfigError("attach.url", "must be an http(s) URL")
+        if self.workload.repetitions < 1:
+            raise ConfigError("workload.repetitions", "must be at least 1")
+        if self.workload.max_tokens < 2:
+            raise ConfigError("workload.max_tokens", "must be at least 2 (decode speed needs two tokens)")
+        if self.workload.warmup < 0:
+            raise ConfigError("workload.warmup", "must not be negative")
+        if any(d < 1 for d in self.sweep.depths):
+            raise ConfigError("sweep.depths", "every depth must be a positive token count")
+        if self.service.url and not self.service.url.startswith(("http://", "https://")):
+            raise ConfigError("service.url", "must be an http(s) URL")
+
+
+def read_spec(path: str | Path) -> dict[str, Any]:
+    """Return the raw mapping of a TOML (or ``.json``) config file; ConfigError naming the file."""
+    file_path = Path(path).expanduser()
+    try:
+        raw = file_path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(str(path), f"cannot read the config file ({exc.strerror})") from exc
+    kind = "JSON" if file_path.suffix == ".json" else "TOML"
+    try:
+        data = json.loads(raw) if kind == "JSON" else tomllib.loads(raw.decode())
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(str(path), f"not valid {kind}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), f"expected a table/object at the top, got {type(data).__name__}")
+    return data
+
+
+def load_rig_config(path: str | Path) -> RigConfig:
+    """Read and check a TOML/JSON config file; raise ConfigError naming the file or field."""
+    return RigConfig.from_mapping(read_spec(path))
+
+
+def command_line_text(argv: list[str]) -> str:
+    """Return ``argv`` as one shell-quoted line (what the run records)."""
+    return shlex.join(argv)
+
+
+def _build(cls: type, data: Any, prefix: str) -> Any:
+    if not isinstance(data, typing.Mapping):
+        raise ConfigError(prefix or "config", f"expected a table/object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in fields(cls)}
+    for key in data:
+        if key not in known:
+            raise ConfigError(_join(prefix, str(key)), f"unknown field (known: {', '.join(sorted(known))})")
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise ConfigError(_join(prefix, f.name), "required")
+            continue
+        kwargs[f.name] = _convert(hints[f.name], data[f.name], _join(prefix, f.name))
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if value is None:
+            return None
+        return _convert(options[0], value, path)
+    if is_dataclass(hint):
+        return _build(typing.cast(type, hint), value, path)
+    if origin is list:
+        if not isinstance(value, list):
+            raise ConfigError(path, f"expected a list, got {value!r}")
+        (item,) = typing.get_args(hint)
+        return [_convert(item, v, f"{path}.{i}") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, typing.Mapping):
+            raise ConfigError(path, f"expected a table/object, got {value!r}")
+        return dict(value)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(path, f"expected true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(path, f"expected an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(path, f"expected a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(path, f"expected a string, got {value!r}")
+        return value
+    return value
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name

@@ -1,0 +1,99 @@
+"""What the rig is, captured automatically: GPUs, CPU, RAM, OS, engine build, model file.
+
+The model file's sha256 (tens of GB for big models) is cached by path + size +
+mtime in a small JSON file, so only a changed file is hashed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from runners.power import PowerMonitor
+
+
+def cpu_model() -> str:
+    """Return the CPU's model name from /proc/cpuinfo, else platform's guess."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def ram_gb() -> float | None:
+    """Return total RAM in GiB from /proc/meminfo; None elsewhere."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return round(int(line.split()[1]) / (1024 * 1024), 1)
+    return None
+
+
+def os_name() -> str:
+    with contextlib.suppress(OSError):
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                return line.split("=", 1)[1].strip().strip('"')
+    return f"{platform.system()} {platform.release()}"
+
+
+def file_sha256(path: str | Path, *, cache_dir: str | Path) -> str:
+    """Return the file's hex sha256, from the cache when path, size and mtime match."""
+    file_path = Path(path).expanduser().resolve()
+    stat = file_path.stat()
+    key = f"{file_path}|{stat.st_size}|{stat.st_mtime_ns}"
+    cache_file = Path(cache_dir).expanduser() / "sha256-cache.json"
+    cache: dict[str, str] = {}
+    with contextlib.suppress(OSError, ValueError):
+        cache = json.loads(cache_file.read_text())
+    if key in cache:
+        return cache[key]
+    digest = hashlib.sha256()
+    with file_path.open("rb") as handle:
+        for block in iter(lambda: handle.read(4 * 1024 * 1024), b""):
+            digest.update(block)
+    cache = {k: v for k, v in cache.items() if not k.startswith(f"{file_path}|")}
+    cache[key] = digest.hexdigest()
+    cache_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
+    tmp.replace(cache_file)
+    return cache[key]
+
+
+def model_file_info(path: str | Path, *, cache_dir: str | Path) -> dict[str, Any]:
+    """Return name, size and sha256 of a local model file; {} when it is not a local file."""
+    file_path = Path(path).expanduser()
+    if not file_path.is_file():
+        return {}
+    return {
+        "file_name": file_path.name,  # not the path: it would publish the rig's directory layout
+        "file_size_bytes": file_path.stat().st_size,
+        "sha256": file_sha256(file_path, cache_dir=cache_dir),
+    }
+
+
+def capture(
+    *, monitor: PowerMonitor, engine: str, build: str, model_path: str = "", cache_dir: str | Path
+) -> dict[str, Any]:
+    """Return the run's ``fingerprint`` object. GPU fields are [] with ``gpu_reason`` without NVML."""
+    gpus = monitor.gpus()
+    return {
+        "gpus": gpus,
+        "gpu_reason": None if gpus else monitor.reason,
+        "cpu": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "ram_gb": ram_gb(),
+        "os": os_name(),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "engine": engine,
+        "build": build,
+        "model": model_file_info(model_path, cache_dir=cache_dir) if model_path else {},
+    }

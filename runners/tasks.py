@@ -1,0 +1,191 @@
+"""The rig-side Celery task: run one benchmark job and report it to the service.
+
+Registered by name (``rigboard.run_benchmark``): the service sends it with
+``send_task`` and a JSON spec, and never imports this module. The spec is
+``{"job": {id, kind, rig, run_uuid, service_url, soft_time_limit_s,
+time_limit_s}, "config": <runner config without service/run_uuid>}``.
+
+What keeps a job from being silently lost:
+- the job is reported running (with this delivery's attempt id) before any
+  work, and finished / failed / aborted after; reports are retried;
+- acks_late + reject_on_worker_lost: a worker that dies mid-job leaves the
+  message to be redelivered; the redelivered attempt finds the job already
+  running under another attempt and reports it aborted instead of running it
+  twice;
+- a soft time limit raises SoftTimeLimitExceeded inside the benchmark (Celery
+  does it in prefork pools; a SIGALRM here does it in the solo pool, which
+  ignores time limits), so the runner stops the server and the job is failed;
+- a worker killed outright (no redelivery yet, or never) is caught by the
+  service's sweeper, which aborts running jobs silent past their hard limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from celery import Task
+from celery.exceptions import SoftTimeLimitExceeded
+
+from runners import pipeline
+from runners.celery_app import RigEnv, app
+from runners.jobreport import JobConflict, JobReporter, ServiceUnreachable
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = "rigboard.run_benchmark"
+
+
+class SpecError(ValueError):
+    """The job spec is unusable; the message says which key and why."""
+
+
+def job_config(spec: Mapping[str, Any], env: RigEnv) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return (job, config): the job's envelope and the runner config with the
+    rig's own service URL, token and name and the job's run uuid filled in.
+
+    Raise SpecError if the spec lacks the job id or config, or names another rig
+    than RIGBOARD_RIG."""
+    job = spec.get("job")
+    config = spec.get("config")
+    if not isinstance(job, Mapping) or not isinstance(job.get("id"), int):
+        raise SpecError("spec.job.id: required (the service's job id)")
+    if not isinstance(config, Mapping):
+        raise SpecError("spec.config: required (the runner config)")
+    if env.rig and job.get("rig") and job["rig"] != env.rig:
+        raise SpecError(f"spec.job.rig: job is for rig {job['rig']!r}, this worker is {env.rig!r}")
+    service: dict[str, Any] = {
+        "url": env.service_url or str(job.get("service_url") or ""),
+        "token": env.token,
+        "rig": env.rig or str(job.get("rig") or ""),
+    }
+    if env.spool_dir:
+        service["spool_dir"] = env.spool_dir
+    return dict(job), {**config, "service": service, "run_uuid": str(job.get("run_uuid") or "")}
+
+
+@contextlib.contextmanager
+def soft_deadline(seconds: float | None) -> Iterator[None]:
+    """Raise SoftTimeLimitExceeded in this thread after ``seconds``.
+
+    Only possible on the main thread (signals); elsewhere (a threads pool) it
+    does nothing and Celery's own limits apply."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _expire(signum: int, frame: Any) -> None:
+        raise SoftTimeLimitExceeded(f"soft time limit ({seconds:g} s) exceeded")
+
+    previous = signal.signal(signal.SIGALRM, _expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _progress_text(stage: str, done: int, total: int) -> str:
+    return f"{stage} {done}/{total}"
+
+
+@app.task(
+    bind=True,
+    name=TASK_NAME,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+)
+def run_benchmark(self: Task, spec: dict[str, Any]) -> dict[str, Any]:
+    """Run the job in ``spec`` and report it. Return a small summary
+    ({job_id, status, ...}) for the worker's log; errors are reported to the
+    service, not raised (the message is acknowledged either way)."""
+    env = RigEnv.read()
+    try:
+        job, config = job_config(spec, env)
+    except SpecError as exc:
+        logger.error("rejected a job: %s", exc)
+        return {"status": "rejected", "error": str(exc)}
+    attempt = f"{self.request.id}:{uuid.uuid4().hex[:12]}"
+    reporter = JobReporter(
+        service_url=config["service"]["url"],
+        token=env.token,
+        job_id=job["id"],
+        attempt=attempt[:64],
+        worker=str(self.request.hostname or ""),
+    )
+    try:
+        reporter.report("running", progress="started")
+    except JobConflict as exc:
+        return _not_twice(reporter, job, exc)
+    except ServiceUnreachable as exc:
+        # Run anyway: the runner spools the run and delivers it later, and the
+        # service settles the job from its run when that arrives.
+        logger.warning("job %s: could not report running (%s); running anyway", job["id"], exc)
+    return _run(reporter, job, config)
+
+
+def _not_twice(reporter: JobReporter, job: Mapping[str, Any], conflict: JobConflict) -> dict[str, Any]:
+    current = conflict.job.get("status", "")
+    if current != "running":
+        logger.info("job %s is %s on the service; not running it", job["id"], current or "unknown")
+        return {"job_id": job["id"], "status": "skipped", "reason": str(conflict)}
+    reason = (
+        f"the worker running this job was lost ({conflict}); its message was redelivered to "
+        f"{reporter.worker or 'a worker'} and not run a second time. Run it again to retry."
+    )
+    with contextlib.suppress(JobConflict, ServiceUnreachable):
+        reporter.report("aborted", error=reason)
+    return {"job_id": job["id"], "status": "aborted", "reason": reason}
+
+
+def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    def progress(stage: str, done: int, total: int) -> None:
+        reporter.progress(_progress_text(stage, done, total))
+
+    try:
+        with soft_deadline(job.get("soft_time_limit_s")):
+            result = pipeline.run_job(config, progress=progress)
+    except SoftTimeLimitExceeded as exc:
+        return _final(reporter, job, "failed", f"time limit: {exc}; the run is closed as failed")
+    except Exception as exc:  # the job failed; the service must hear why, whatever it was
+        logger.exception("job %s failed", job["id"])
+        return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
+    run_status = str(result.get("status") or "")
+    status = run_status if run_status in ("finished", "failed", "aborted") else "failed"
+    error = "" if status == "finished" else str(result.get("failure_reason") or run_status or "no status")
+    delivered = str(result.get("delivered") or "")
+    note = f"run {run_status}, {delivered}"
+    if delivered == "spooled":
+        note += f" on the rig ({result.get('delivery_detail')}); it appears once the service takes it"
+    elif delivered == "rejected":
+        # The run was measured but the service refused it: the job did not produce a run.
+        status = "failed"
+        error = f"the service rejected the run: {result.get('delivery_detail')}" + (f"; {error}" if error else "")
+    return _final(reporter, job, status, error, progress=note[:500], result=result)
+
+
+def _final(
+    reporter: JobReporter,
+    job: Mapping[str, Any],
+    status: str,
+    error: str,
+    *,
+    progress: str = "",
+    result: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    try:
+        reporter.report(status, error=error, progress=progress)
+    except (JobConflict, ServiceUnreachable) as exc:
+        # The run itself (spooled if need be) still reaches the service, and the
+        # service settles the job from it.
+        logger.warning("job %s: could not report %s: %s", job["id"], status, exc)
+    keys = ("run_uuid", "delivered", "n_samples", "decode_tokens_per_s_mean")
+    summary = {k: result.get(k) for k in keys} if result else {}
+    return {"job_id": job["id"], "status": status, "error": error, **summary}

@@ -1,0 +1,35 @@
+// Draws every [data-figure] element from the JSON that json_script put in the
+// page. Figures come from leaderboard/boards/charts.py with user text already
+// escaped. On a narrow screen a multi-pane grid becomes one column.
+(function () {
+  "use strict";
+  function draw(el) {
+    var source = document.getElementById(el.getAttribute("data-figure"));
+    if (!source || !window.Plotly) { return; }
+    var figure = JSON.parse(source.textContent);
+    if (!figure.data || figure.data.length === 0) {
+      el.textContent = "No data to chart.";
+      el.classList.add("chart-empty");
+      return;
+    }
+    var layout = figure.layout || {};
+    if (layout.grid && layout.grid.columns > 1 && el.clientWidth < 640) {
+      var panes = layout.grid.rows * layout.grid.columns;
+      layout.grid.columns = 1;
+      layout.grid.rows = panes;
+      layout.grid.ygap = 0.25;
+      layout.height = 260 * panes;
+    }
+    window.Plotly.newPlot(el, figure.data, layout, {responsive: true, displaylogo: false});
+    el.setAttribute("data-drawn", "true");
+  }
+  function drawAll() {
+    var charts = document.querySelectorAll("[data-figure]");
+    for (var i = 0; i < charts.length; i++) { draw(charts[i]); }
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", drawAll);
+  } else {
+    drawAll();
+  }
+})();

@@ -1,0 +1,80 @@
+"""User strings (rig, model, notes) are escaped in HTML and in chart hover text."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from tests.fixtures.boards import sweep_points
+
+pytestmark = pytest.mark.django_db
+
+EVIL = "<script>alert(1)</script>"
+UNICODE = "Rïg ☃ 日本語 🚀"
+
+
+def figures_in(html: str) -> list[dict]:
+    return [json.loads(m) for m in re.findall(r'<script id="[^"]+" type="application/json">(.*?)</script>', html, re.S)]
+
+
+@pytest.fixture
+def evil_runs(board_run):
+    first = board_run(rig=EVIL, model=f"{EVIL}-model", sweep=sweep_points(), tps=[10.0, 12.0, 11.0],
+                      run={"notes": EVIL, "server_log_tail": EVIL})
+    second = board_run(rig=UNICODE, model="Qwen ☃", tps=[20.0, 21.0, 22.0], sweep=sweep_points())
+    return first, second
+
+
+@pytest.mark.parametrize("page", ["leaderboard", "rig", "run", "compare", "sweeps"])
+def test_no_page_carries_a_user_script_tag(client: Client, evil_runs, page: str) -> None:
+    first, second = evil_runs
+    url = {
+        "leaderboard": "/",
+        "rig": f"/rigs/{first.rig_id}/",
+        "run": f"/runs/{first.pk}/",
+        "compare": f"/compare/?runs={first.pk},{second.pk}",
+        "sweeps": f"/sweeps/?runs={first.pk},{second.pk}",
+    }[page]
+
+    html = client.get(url).text
+
+    assert EVIL not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+@pytest.mark.parametrize("page", ["rig", "run", "compare"])
+def test_chart_text_is_escaped_for_plotly(client: Client, evil_runs, page: str) -> None:
+    first, second = evil_runs
+    url = {"rig": f"/rigs/{first.rig_id}/", "run": f"/runs/{first.pk}/", "compare": f"/compare/?runs={first.pk},{second.pk}"}[page]
+
+    figures = figures_in(client.get(url).text)
+
+    assert figures
+    blob = json.dumps(figures)
+    # Plotly renders names, hover text and tick labels as HTML: none may hold a raw tag.
+    assert "<script" not in blob
+    assert "&lt;script&gt;" in blob
+
+
+def test_unicode_names_survive_intact(client: Client, evil_runs) -> None:
+    _, second = evil_runs
+
+    html = client.get("/").text
+    rig_html = client.get(f"/rigs/{second.rig_id}/").text
+
+    assert UNICODE in html
+    assert UNICODE in rig_html
+
+
+def test_a_javascript_source_url_is_not_linked(client: Client, reported_run) -> None:
+    from leaderboard.results.models import Source
+
+    reported_run()
+    Source.objects.update(url="javascript:alert(1)")
+
+    html = client.get("/").text
+
+    assert "javascript:alert(1)" not in html

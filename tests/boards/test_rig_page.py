@@ -1,0 +1,44 @@
+"""The rig page: its own leaderboard (best run per stack) with a bar chart, hardware, history."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_ranks_the_best_run_of_each_stack_like_seed_004(client: Client, board_run) -> None:
+    mtp = board_run(tps=[249.0, 250.0])
+    board_run(tps=[240.0, 241.0])  # same stack, slower: not in the rig leaderboard
+    nvfp4 = board_run(engine="vllm", build="nightly", model="Nemotron-30B-A3B", quant="NVFP4", spec="none",
+                      tps=[182.0, 182.3])
+    dense = board_run(model="Qwen3.6-27B-MTP", architecture="dense", tps=[74.2, 74.3])
+    board_run(rig="other-rig", tps=[500.0, 501.0])
+
+    html = client.get(f"/rigs/{mtp.rig_id}/").text
+
+    board = html.split("leaderboard</h2>")[1].split("</table>")[0]
+    ids = [int(i) for i in re.findall(r'href="/runs/(\d+)/"', board)]
+    assert ids == [mtp.pk, nvfp4.pk, dense.pk]
+    assert "35B MoE-A3B + MTP" in board and "35B dense + MTP" in board
+    bars = json.loads(re.search(r'<script id="rig-bars" type="application/json">(.*?)</script>', html, re.S).group(1))
+    assert bars["data"][0]["x"] == pytest.approx([249.5, 182.15, 74.25])
+
+
+def test_it_shows_the_hardware_and_the_history(client: Client, board_run) -> None:
+    first = board_run(rig="six-3090s", gpus=[("RTX 3090", 6)], tps=[46.0, 46.5])
+    second = board_run(rig="six-3090s", tps=[45.0, 45.5], ctx=262144)
+
+    html = client.get(f"/rigs/{first.rig_id}/").text
+
+    assert "6× " in html and "RTX 3090" in html and "Intel Core Ultra 9 275HX" in html
+    history = html.split("History</h2>")[1]
+    assert [int(i) for i in re.findall(r'href="/runs/(\d+)/"', history)] == [second.pk, first.pk]
+
+
+def test_an_unknown_rig_is_a_404(client: Client, db) -> None:
+    assert client.get("/rigs/424242/").status_code == 404

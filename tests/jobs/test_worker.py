@@ -1,0 +1,127 @@
+"""A real rig worker (``celery -A runners.celery_app worker``, solo pool) on the
+real Redis broker takes jobs from its own queue and reports them to a live
+Rigboard server; a worker killed mid-job leaves the job aborted, not running."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+
+from leaderboard.jobs.models import BenchmarkJob
+from leaderboard.jobs.services import jobs_sweep_stuck
+from leaderboard.results.models import Run
+from tests.fixtures.celery_worker import queued_messages
+from tests.jobs.conftest import attach_spec
+
+pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+
+def wait_for_job(job_id: int, condition, timeout_s: float = 180.0, worker=None) -> BenchmarkJob:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = BenchmarkJob.objects.get(pk=job_id)
+        if condition(job):
+            return job
+        time.sleep(0.3)
+    log = worker.log()[-4000:] if worker else ""
+    raise AssertionError(f"job {job_id} stuck at {job.status} / {job.progress!r} / {job.error!r}\n{log}")
+
+
+def _queue(staff_client, rig: str, spec: dict, **extra) -> int:
+    response = staff_client.post("/api/jobs/", {"rig": rig, "spec": spec, **extra}, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()["id"]
+
+
+def test_a_worker_for_another_rig_does_not_take_the_job(staff_client, rig_with_token, rig_worker, live_server, celery_broker):
+    _, raw_a = rig_with_token("bench-a")
+    _, raw_b = rig_with_token("bench-b")
+    rig_worker("bench-b", token=raw_b, service_url=live_server.url)
+    # Nothing listens on port 9: the job fails fast, for a real reason, once its own rig runs it.
+    job_id = _queue(staff_client, "bench-a", attach_spec("http://127.0.0.1:9"))
+    time.sleep(4)
+    assert BenchmarkJob.objects.get(pk=job_id).status == "queued"
+    assert [m["args"][0]["job"]["id"] for m in queued_messages(celery_broker, "rig.bench-a")] == [job_id]
+
+    worker_a = rig_worker("bench-a", token=raw_a, service_url=live_server.url)
+    job = wait_for_job(job_id, lambda j: j.is_terminal, timeout_s=60, worker=worker_a)
+    assert job.status == "failed", job.error
+    assert "attach.url: cannot reach http://127.0.0.1:9" in job.error
+    assert job.worker.startswith("bench-a-") and job.started_at and job.finished_at
+    assert queued_messages(celery_broker, "rig.bench-a") == []
+    assert Run.objects.count() == 0
+
+
+@pytest.mark.llama
+def test_a_rig_worker_runs_its_job_and_the_run_appears(staff_client, rig_with_token, rig_worker, live_server, gemma_server):
+    rig, raw = rig_with_token("bench-a")
+    worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
+    job_id = _queue(staff_client, "bench-a", attach_spec(gemma_server.base_url, max_tokens=16, repetitions=2))
+    job = wait_for_job(job_id, lambda j: j.is_terminal, worker=worker)
+    assert job.status == "finished", (job.error, worker.log()[-3000:])
+    run = Run.objects.get(uuid=job.run_uuid)
+    assert run.rig == rig and run.status == "finished" and run.n_samples == 2
+    assert run.samples.filter(tokens_generated__gt=0).count() == 2
+    detail = staff_client.get(f"/api/jobs/{job_id}/").json()
+    assert detail["status"] == "finished" and detail["run"]["status"] == "finished"
+    assert detail["progress"].startswith("run finished, posted")
+
+
+def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **worker_env):
+    worker = rig_worker("bench-a", token=raw, service_url=live_server.url, **worker_env)
+    spec = attach_spec(gemma_server.base_url, max_tokens=256, repetitions=20)
+    job_id = _queue(staff_client, "bench-a", spec, time_limit_s=900)
+    wait_for_job(job_id, lambda j: j.progress.startswith("repetitions"), timeout_s=120, worker=worker)
+    worker.kill()
+    job = BenchmarkJob.objects.get(pk=job_id)
+    assert job.status == "running"  # nobody told the service: this is what must not stay
+    return job
+
+
+@pytest.mark.llama
+def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
+    staff_client, rig_with_token, rig_worker, live_server, gemma_server, celery_broker
+):
+    _, raw = rig_with_token("bench-a")
+    fast_redelivery = {"RIGBOARD_VISIBILITY_TIMEOUT_S": "3", "RIGBOARD_RESTORE_INTERVAL_S": "1"}
+    job = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **fast_redelivery)
+    first_attempt = job.attempt
+    assert celery_broker.hlen("unacked") == 1  # acks_late: the message outlived its worker
+
+    second = rig_worker("bench-a", token=raw, service_url=live_server.url, **fast_redelivery)
+    job = wait_for_job(job.pk, lambda j: j.is_terminal, timeout_s=60, worker=second)
+    assert job.status == "aborted"
+    assert f"already started by attempt {first_attempt}" in job.error and "not run a second time" in job.error
+    assert job.attempt == first_attempt
+    time.sleep(2)
+    assert Run.objects.filter(uuid=job.run_uuid).count() == 0  # the second delivery measured nothing
+    assert celery_broker.hlen("unacked") == 0 and queued_messages(celery_broker, "rig.bench-a") == []
+
+
+@pytest.mark.llama
+def test_a_killed_workers_job_is_aborted_by_the_sweeper(
+    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+):
+    _, raw = rig_with_token("bench-a")
+    job = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server)
+    # No worker comes back. Once the job's hard limit + grace has passed, the sweeper gives it up.
+    assert jobs_sweep_stuck(now=job.started_at + timedelta(seconds=job.time_limit_s - 1), grace=timedelta(0)) == []
+    (aborted,) = jobs_sweep_stuck(now=job.started_at + timedelta(seconds=job.time_limit_s + 1), grace=timedelta(0))
+    assert aborted.pk == job.pk and aborted.status == "aborted" and "the worker was lost" in aborted.error
+
+
+@pytest.mark.llama
+def test_a_job_over_its_soft_time_limit_ends_failed_with_what_it_measured(
+    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+):
+    _, raw = rig_with_token("bench-a")
+    worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
+    spec = attach_spec(gemma_server.base_url, max_tokens=128, repetitions=50)
+    job_id = _queue(staff_client, "bench-a", spec, time_limit_s=16)
+    job = wait_for_job(job_id, lambda j: j.is_terminal, timeout_s=120, worker=worker)
+    assert job.soft_time_limit_s == 8
+    assert job.status == "failed" and "soft time limit (8 s) exceeded" in job.error, job.error
+    run = Run.objects.get(uuid=job.run_uuid)
+    assert run.status == "failed" and 0 < run.n_samples < 50

@@ -1,0 +1,102 @@
+"""POST /api/runs/{uuid}/finish/: closing a running run, keeping its samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.results.models import Run, Sample
+from tests.fixtures.api import api_run_payload, post_json
+
+pytestmark = pytest.mark.django_db
+
+
+def open_run_with_samples(rig_with_token, n=2):
+    body = api_run_payload(status="running", finished_at=None)
+    body["samples"] = body["samples"][:n]
+    assert post_json(rig_with_token.client, "/api/runs/", body).status_code == 201
+    return body
+
+
+def test_a_run_failing_half_way_keeps_its_samples(rig_with_token):
+    body = open_run_with_samples(rig_with_token)
+    response = post_json(
+        rig_with_token.client,
+        f"/api/runs/{body['uuid']}/finish/",
+        {"status": "failed", "failure_reason": "llama-server exited with 139", "server_log_tail": "segfault\n"},
+    )
+    assert response.status_code == 200, response.json()
+    doc = response.json()
+    assert doc["status"] == "failed"
+    assert doc["failure_reason"] == "llama-server exited with 139"
+    assert doc["server_log_tail"] == "segfault\n"
+    assert doc["summary"]["n_samples"] == 2
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.status == "failed" and run.finished_at is not None
+    assert run.failure_reason == "llama-server exited with 139"
+    assert run.server_log_tail == "segfault\n"
+    assert Sample.objects.filter(run=run).count() == 2
+    assert run.decode_tokens_per_s_mean == pytest.approx(105.0)
+
+
+def test_it_finishes_a_run_with_its_last_samples(rig_with_token):
+    body = open_run_with_samples(rig_with_token, n=0)
+    last = api_run_payload()["samples"]
+    response = post_json(
+        rig_with_token.client, f"/api/runs/{body['uuid']}/finish/", {"status": "finished", "samples": last}
+    )
+    assert response.status_code == 200
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.status == "finished" and run.n_samples == 3
+    assert run.decode_tokens_per_s_mean == pytest.approx(110.0)
+
+
+def test_a_retried_finish_returns_the_run_unchanged(rig_with_token):
+    body = open_run_with_samples(rig_with_token)
+    url = f"/api/runs/{body['uuid']}/finish/"
+    first = post_json(rig_with_token.client, url, {"status": "aborted", "failure_reason": "ctrl-c"})
+    again = post_json(rig_with_token.client, url, {"status": "aborted", "failure_reason": "something else"})
+    assert first.status_code == again.status_code == 200
+    assert again.json()["failure_reason"] == "ctrl-c"
+    assert Run.objects.get(uuid=body["uuid"]).failure_reason == "ctrl-c"
+
+
+def test_it_refuses_to_finish_a_run_again_with_another_status(rig_with_token):
+    body = open_run_with_samples(rig_with_token)
+    url = f"/api/runs/{body['uuid']}/finish/"
+    post_json(rig_with_token.client, url, {"status": "finished"})
+    response = post_json(rig_with_token.client, url, {"status": "failed", "failure_reason": "late"})
+    assert response.status_code == 409
+    assert Run.objects.get(uuid=body["uuid"]).status == "finished"
+
+
+def test_it_refuses_to_finish_as_finished_a_run_without_samples(rig_with_token):
+    body = open_run_with_samples(rig_with_token, n=0)
+    response = post_json(rig_with_token.client, f"/api/runs/{body['uuid']}/finish/", {"status": "finished"})
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["samples"]
+    assert Run.objects.get(uuid=body["uuid"]).status == "running"
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"status": "running"}, "status"),
+        ({"status": "done"}, "status"),
+        ({}, "status"),
+        ({"status": "failed"}, "failure_reason"),
+    ],
+)
+def test_it_names_a_bad_status_or_missing_reason(rig_with_token, payload, field):
+    body = open_run_with_samples(rig_with_token)
+    response = post_json(rig_with_token.client, f"/api/runs/{body['uuid']}/finish/", payload)
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [field]
+    assert Run.objects.get(uuid=body["uuid"]).status == "running"
+
+
+def test_only_the_owning_rig_may_finish(rig_with_token, make_rig_with_token):
+    body = open_run_with_samples(rig_with_token)
+    other = make_rig_with_token(name="other-rig")
+    response = post_json(other.client, f"/api/runs/{body['uuid']}/finish/", {"status": "aborted"})
+    assert response.status_code == 403
+    assert Run.objects.get(uuid=body["uuid"]).status == "running"

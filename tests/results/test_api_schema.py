@@ -1,0 +1,42 @@
+"""/api/schema/ and /api/docs/: the OpenAPI schema and a Swagger UI served locally."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_serves_an_openapi_schema_with_every_endpoint(api_client):
+    response = api_client.get("/api/schema/", {"format": "json"})
+    assert response.status_code == 200
+    schema = response.json()
+    assert schema["openapi"].startswith("3.")
+    paths = schema["paths"]
+    assert {"get", "post"} <= set(paths["/api/runs/"])
+    assert "post" in paths["/api/runs/{uuid}/samples/"]
+    assert "post" in paths["/api/runs/{uuid}/finish/"]
+    assert "get" in paths["/api/rigs/{name}/"]
+    list_params = {p["name"] for p in paths["/api/runs/"]["get"]["parameters"]}
+    assert {"rig", "gpu", "engine", "build", "model", "quantization", "speculative_type", "workload"} <= list_params
+    assert {"provenance", "status", "created_after", "created_before", "ordering", "page"} <= list_params
+    assert schema["components"]["securitySchemes"]["rigToken"]["name"] == "Authorization"
+    create = schema["components"]["schemas"]["RunCreateInput"]
+    assert "provenance" not in create["properties"]
+    assert "decode_tokens_per_s_mean" not in create["properties"]
+
+
+def test_the_docs_page_loads_swagger_ui_from_our_own_static_files(api_client):
+    response = api_client.get("/api/docs/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    sources = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert any(s.endswith("swagger-ui-bundle.js") for s in sources)
+    for url in sources:
+        assert not url.startswith(("http://", "https://", "//")), url
+    for url in sources:
+        if url.startswith("/static/"):
+            assert finders.find(url.removeprefix("/static/")), url

@@ -1,0 +1,142 @@
+"""Delivery: the client against a small real HTTP server started in the test.
+
+The service itself is exercised end to end in test_llama_e2e.py; here the
+server's answers are scripted to reach every branch (5xx, 4xx, down)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runners.client import ServiceClient
+from runners.server import free_port
+
+
+class ScriptedService:
+    """Answers POST /api/runs/ with the next scripted (status, body); records each request."""
+
+    def __init__(self) -> None:
+        self.answers: list[tuple[int, dict[str, Any]]] = []
+        self.requests: list[dict[str, Any]] = []
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                service.requests.append({"path": self.path, "auth": self.headers["Authorization"], "body": body})
+                status, answer = service.answers.pop(0) if service.answers else (201, {"uuid": body["uuid"]})
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def service() -> Iterator[ScriptedService]:
+    scripted = ScriptedService()
+    yield scripted
+    scripted.close()
+
+
+def run_json() -> dict[str, Any]:
+    return {"uuid": str(uuid.uuid4()), "rig": "test-rig", "status": "finished", "samples": [{"index": 1}]}
+
+
+def test_it_posts_with_the_token_and_the_runs_uuid(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run = run_json()
+    delivery = client.post_run(run)
+    assert delivery.outcome == "posted" and delivery.status_code == 201
+    assert service.requests == [{"path": "/api/runs/", "auth": "Token rb_secret", "body": run}]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_it_spools_on_5xx_and_flush_reposts_it(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run = run_json()
+    service.answers = [(503, {"detail": "maintenance"})]
+    delivery = client.post_run(run)
+    assert delivery.outcome == "spooled" and delivery.status_code == 503
+    assert json.loads((tmp_path / f"{run['uuid']}.json").read_text()) == run
+    assert client.spooled() == [run["uuid"]]
+
+    result = client.flush()
+    assert result.posted == [run["uuid"]] and result.remaining == []
+    assert [r["body"]["uuid"] for r in service.requests] == [run["uuid"], run["uuid"]]
+    assert client.spooled() == []
+
+
+def test_it_spools_when_the_service_is_down(tmp_path: Path) -> None:
+    client = ServiceClient(f"http://127.0.0.1:{free_port('127.0.0.1')}", "rb_secret", spool_dir=tmp_path, timeout_s=2)
+    run = run_json()
+    delivery = client.post_run(run)
+    assert delivery.outcome == "spooled"
+    assert "service unreachable" in delivery.detail
+    assert client.spooled() == [run["uuid"]]
+    flushed = client.flush()
+    assert flushed.posted == [] and flushed.remaining == [run["uuid"]]
+    assert client.spooled() == [run["uuid"]]
+
+
+def test_it_keeps_a_rejected_run_with_the_error_and_does_not_retry_it(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run = run_json()
+    service.answers = [(400, {"errors": {"samples.0.draft_n_accepted": ["must not exceed draft_n"]}})]
+    delivery = client.post_run(run)
+    assert delivery.outcome == "rejected" and delivery.status_code == 400
+    kept = json.loads((tmp_path / "rejected" / f"{run['uuid']}.json").read_text())
+    assert kept["payload"] == run
+    assert kept["status_code"] == 400
+    assert "samples.0.draft_n_accepted" in kept["error"]
+    assert client.spooled() == []
+    assert client.flush().posted == []
+    assert len(service.requests) == 1
+
+
+def test_flush_moves_a_run_the_service_now_rejects(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    first, second = run_json(), run_json()
+    service.answers = [(502, {}), (502, {})]
+    client.post_run(first)
+    client.post_run(second)
+    service.answers = [(409, {"errors": {"uuid": ["belongs to another rig"]}}), (201, {})]
+    result = client.flush()
+    assert result.rejected == [first["uuid"]]
+    assert result.posted == [second["uuid"]]
+    assert (tmp_path / "rejected" / f"{first['uuid']}.json").is_file()
+    assert client.spooled() == []
+
+
+def test_flush_stops_at_the_first_run_that_still_cannot_be_delivered(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    runs = [run_json() for _ in range(3)]
+    service.answers = [(500, {})] * 3
+    for run in runs:
+        client.post_run(run)
+    service.answers = [(201, {}), (503, {})]
+    result = client.flush()
+    assert len(result.posted) == 1
+    assert len(result.remaining) == 2
+    assert len(client.spooled()) == 2
+    assert len(service.requests) == 3 + 2

@@ -1,0 +1,178 @@
+"""Faults: a service that is down, a llama-server killed or hung mid-run, a bad config.
+Real llama-server + Gemma 3 270M, a live Rigboard on PostgreSQL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from leaderboard.results.models import Rig, RigToken, Run
+from runners.cli import main
+from runners.client import ServiceClient
+from runners.pipeline import run_job
+from runners.server import ServerError, free_port
+from tests.runners.test_llama_e2e import job_spec
+
+pytestmark = pytest.mark.llama
+
+
+@pytest.fixture
+def cpu_rig(transactional_db: None) -> tuple[Rig, str]:
+    rig = Rig.objects.create(name="cpu-rig")
+    _, raw = RigToken.issue(rig=rig)
+    return rig, raw
+
+
+def small(spec: dict[str, Any], **workload: Any) -> dict[str, Any]:
+    spec["workload"] = {"max_tokens": 32, "repetitions": 2, "warmup": 0, "request_timeout_s": 60.0, **workload}
+    spec["sweep"] = {"enabled": False}
+    return spec
+
+
+def pids_with(marker: str) -> list[int]:
+    """Return the pids whose command line contains ``marker`` (the server this test started)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_run_made_while_the_service_is_down_is_spooled_then_delivered_once(
+    live_server: Any,
+    cpu_rig: tuple[Rig, str],
+    gemma_server_section: Callable[..., dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    down = f"http://127.0.0.1:{free_port('127.0.0.1')}"
+    first = run_job(small(job_spec(down, cpu_rig[1], gemma_server_section(), tmp_path)))
+    assert first["status"] == "finished"
+    assert first["delivered"] == "spooled"
+    assert Path(first["spool_path"]).is_file()
+    assert Run.objects.count() == 0
+
+    # The next run re-posts the spooled one before it starts, then posts itself.
+    second = run_job(small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(), tmp_path)))
+    assert second["flushed"] == {"posted": [first["run_uuid"]], "rejected": [], "remaining": []}
+    assert second["delivered"] == "posted"
+    assert sorted(str(u) for u in Run.objects.values_list("uuid", flat=True)) == sorted(
+        [first["run_uuid"], second["run_uuid"]]
+    )
+    stored = requests.get(f"{live_server.url}/api/runs/{first['run_uuid']}/", timeout=10).json()
+    assert len(stored["samples"]) == 2
+
+    # A repeated POST of the same run changes nothing on the service.
+    client = ServiceClient(live_server.url, cpu_rig[1], spool_dir=tmp_path / "spool")
+    assert client.flush().posted == []
+    assert main(["flush", "--url", live_server.url, "--token", cpu_rig[1], "--spool-dir", str(tmp_path / "spool")]) == 0
+    assert Run.objects.filter(uuid=first["run_uuid"]).count() == 1 and Run.objects.count() == 2
+
+
+def test_a_server_killed_mid_run_gives_a_failed_run_with_the_samples_so_far(
+    live_server: Any,
+    cpu_rig: tuple[Rig, str],
+    gemma_server_section: Callable[..., dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    marker = f"kill-me-{uuid.uuid4().hex[:8]}"
+    spec = small(
+        job_spec(live_server.url, cpu_rig[1], gemma_server_section(extra_args=["--alias", marker]), tmp_path),
+        repetitions=3,
+    )
+
+    def kill_after_first(stage: str, done: int, total: int) -> None:
+        if stage == "repetitions" and done == 1:
+            for pid in pids_with(marker):
+                os.kill(pid, signal.SIGKILL)
+
+    result = run_job(spec, progress=kill_after_first)
+    assert result["status"] == "failed"
+    assert "repetition 2: llama-server exited (killed by signal 9)" in result["failure_reason"]
+    assert result["delivered"] == "posted"
+    stored = Run.objects.get(uuid=result["run_uuid"])
+    assert stored.status == "failed"
+    assert stored.failure_reason == result["failure_reason"]
+    assert list(stored.samples.values_list("index", flat=True)) == [1]
+    assert stored.server_log_tail
+
+
+def test_a_hung_server_gives_a_failed_run_naming_the_timeout(
+    live_server: Any,
+    cpu_rig: tuple[Rig, str],
+    gemma_server_section: Callable[..., dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    marker = f"hang-me-{uuid.uuid4().hex[:8]}"
+    spec = small(
+        job_spec(live_server.url, cpu_rig[1], gemma_server_section(extra_args=["--alias", marker]), tmp_path),
+        request_timeout_s=3.0,
+    )
+
+    def freeze_after_first(stage: str, done: int, total: int) -> None:
+        if stage == "repetitions" and done == 1:
+            for pid in pids_with(marker):
+                os.kill(pid, signal.SIGSTOP)  # the stop at the end SIGKILLs it after the grace
+
+    result = run_job(spec, progress=freeze_after_first)
+    assert result["status"] == "failed"
+    assert "repetition 2: no answer in time, the server hung" in result["failure_reason"]
+    assert Run.objects.get(uuid=result["run_uuid"]).samples.count() == 1
+    assert pids_with(marker) == []
+
+
+def test_a_missing_model_file_is_a_clear_error_and_nothing_is_counted(
+    live_server: Any,
+    cpu_rig: tuple[Rig, str],
+    gemma_server_section: Callable[..., dict[str, Any]],
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-model.gguf"
+    spec = small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(model=str(missing)), tmp_path))
+    with pytest.raises(ServerError) as caught:
+        run_job(spec)
+    assert caught.value.kind == "missing_model"
+    assert str(caught.value) == f"server.model: no such file: {missing}"
+    assert Run.objects.count() == 0
+    assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").glob("*.json"))
+
+
+def test_an_unknown_flag_is_a_clear_error_with_the_servers_words(
+    gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path
+) -> None:
+    spec = small(job_spec("", "", gemma_server_section(extra_args=["--no-such-flag"]), tmp_path))
+    with pytest.raises(ServerError) as caught:
+        run_job(spec)
+    assert caught.value.kind == "unknown_flag"
+    assert "--no-such-flag" in caught.value.reason
+    assert caught.value.log_tail
+
+
+def test_a_taken_port_is_a_clear_error(gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        spec = small(job_spec("", "", gemma_server_section(port=port), tmp_path))
+        with pytest.raises(ServerError) as caught:
+            run_job(spec)
+    assert caught.value.kind == "port_in_use"
+    assert f"127.0.0.1:{port} is already in use" in caught.value.reason
+
+
+def test_the_cli_exits_3_on_a_missing_binary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "rig.toml"
+    config.write_text(f'[server]\nbinary = "{tmp_path}/llama-server"\nmodel = "{tmp_path}/m.gguf"\n')
+    assert main(["run", "--config", str(config), "--no-post"]) == 3
+    assert "server error (missing_binary): server.binary: no executable file at" in capsys.readouterr().err

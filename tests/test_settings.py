@@ -1,0 +1,180 @@
+"""Settings come from the environment only: safe local defaults, loud failures
+on bad values, and a production configuration that ``check --deploy`` passes.
+
+Each configuration is loaded in a fresh interpreter, because settings.py is
+read once per process."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from leaderboard import settings as settings_module
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Everything settings.py may read, cleared so the developer's shell or CI does
+# not leak into the configuration under test.
+_CONFIG_VARS = (
+    "DATABASE_URL",
+    "CELERY_BROKER_URL",
+    "REDIS_URL",
+    "CELERY_RESULT_BACKEND",
+    "SECRET_KEY",
+    "DEBUG",
+    "ALLOWED_HOSTS",
+    "CSRF_TRUSTED_ORIGINS",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS",
+)
+
+
+def _env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _CONFIG_VARS and not k.startswith("RIGBOARD_")}
+    env["DJANGO_SETTINGS_MODULE"] = "leaderboard.settings"
+    env.update(overrides)
+    return env
+
+
+def _load(**overrides: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        "import json\n"
+        "from leaderboard import settings as s\n"
+        "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'name': str(s.DATABASES['default']['NAME']),"
+        " 'eager': s.CELERY_TASK_ALWAYS_EAGER, 'broker': s.CELERY_BROKER_URL, 'debug': s.DEBUG,"
+        " 'hosts': s.ALLOWED_HOSTS, 'max_samples': s.RIGBOARD_MAX_SAMPLES}))\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=_env(**overrides), capture_output=True, text=True, timeout=60
+    )
+
+
+def _loaded(**overrides: str) -> dict:
+    result = _load(**overrides)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_without_database_url_it_uses_the_sqlite_file_next_to_manage_py():
+    loaded = _loaded()
+    assert loaded["engine"] == "django.db.backends.sqlite3"
+    assert loaded["name"] == str(ROOT / "db.sqlite3")
+
+
+def test_with_database_url_it_uses_postgresql():
+    loaded = _loaded(DATABASE_URL="postgres://rb:pw@db.example:5433/rigboard")
+    assert loaded["engine"] == "django.db.backends.postgresql"
+    assert loaded["name"] == "rigboard"
+
+
+def test_without_a_broker_celery_runs_tasks_in_process():
+    loaded = _loaded()
+    assert loaded["eager"] is True
+    assert loaded["broker"] == ""
+
+
+def test_with_a_broker_celery_sends_tasks_to_it():
+    assert _loaded(CELERY_BROKER_URL="redis://127.0.0.1:6379/3") == {
+        **_loaded(),
+        "eager": False,
+        "broker": "redis://127.0.0.1:6379/3",
+    }
+
+
+def test_redis_url_is_the_broker_when_no_celery_broker_url_is_set():
+    loaded = _loaded(REDIS_URL="redis://cache:6379/0")
+    assert loaded["broker"] == "redis://cache:6379/0"
+    assert loaded["eager"] is False
+
+
+def test_it_refuses_to_start_with_debug_false_and_no_secret_key():
+    result = _load(DEBUG="false")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_a_bad_boolean_in_the_environment_stops_startup_naming_the_variable():
+    result = _load(DEBUG="maybe")
+    assert result.returncode != 0
+    assert "DEBUG must be a boolean" in result.stderr
+    assert "'maybe'" in result.stderr
+
+
+def test_a_bad_integer_in_the_environment_stops_startup_naming_the_variable():
+    result = _load(RIGBOARD_MAX_SAMPLES="lots")
+    assert result.returncode != 0
+    assert "RIGBOARD_MAX_SAMPLES must be an integer" in result.stderr
+
+
+def test_a_good_integer_in_the_environment_is_used():
+    assert _loaded(RIGBOARD_MAX_SAMPLES="12")["max_samples"] == 12
+
+
+def test_local_defaults_allow_only_loopback_hosts():
+    assert _loaded()["hosts"] == ["localhost", "127.0.0.1", "[::1]"]
+    assert _loaded(ALLOWED_HOSTS=" a.example , b.example ,")["hosts"] == ["a.example", "b.example"]
+
+
+@pytest.mark.parametrize(
+    ("helper", "raw", "message"),
+    [
+        (settings_module.env_bool, "yes please", "RB_TEST_VAR must be a boolean (true/false), got 'yes please'"),
+        (settings_module.env_int, "4.5", "RB_TEST_VAR must be an integer, got '4.5'"),
+        (settings_module.env_float, "fast", "RB_TEST_VAR must be a number, got 'fast'"),
+    ],
+)
+def test_env_helpers_name_the_variable_and_the_bad_value(monkeypatch, helper, raw, message):
+    monkeypatch.setenv("RB_TEST_VAR", raw)
+    with pytest.raises(ImproperlyConfigured) as excinfo:
+        helper("RB_TEST_VAR", 1)
+    assert str(excinfo.value) == message
+
+
+@pytest.mark.parametrize(
+    ("helper", "raw", "expected"),
+    [
+        (settings_module.env_bool, "OFF", False),
+        (settings_module.env_bool, " True ", True),
+        (settings_module.env_int, "42", 42),
+        (settings_module.env_float, "0.25", 0.25),
+        (settings_module.env_int, "", 7),
+    ],
+)
+def test_env_helpers_parse_good_values_and_default_on_empty(monkeypatch, helper, raw, expected):
+    monkeypatch.setenv("RB_TEST_VAR", raw)
+    assert helper("RB_TEST_VAR", 7) == expected
+
+
+def test_production_settings_pass_check_deploy_without_warnings():
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=_env(DEBUG="false", SECRET_KEY=secrets.token_urlsafe(50), ALLOWED_HOSTS="example.com"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_check_deploy_catches_a_weak_secret_key():
+    # Guards the test above: the same command does fail on a bad configuration.
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=_env(DEBUG="false", SECRET_KEY="short", ALLOWED_HOSTS="example.com"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "security.W009" in result.stdout + result.stderr
