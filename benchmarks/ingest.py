@@ -29,8 +29,16 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psycopg
-from psycopg import sql
+from ingest_db import (
+    copy_reference,
+    cpu_snapshot,
+    cpu_used,
+    drop_database,
+    load_average,
+    recreate_database,
+    table_counts,
+    with_database,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 RIG_NAME = "bench-rig"
@@ -38,7 +46,6 @@ SAMPLES_PER_RUN = 10
 SWEEP_POINTS_PER_RUN = 8
 MAX_CLIENTS = 64
 MAX_DURATION_S = 120.0
-TABLES = ("results_run", "results_sample", "results_sweeppoint")
 
 
 @dataclass
@@ -162,23 +169,6 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[rank - 1]
 
 
-def with_database(url: str, name: str) -> str:
-    scheme, rest = url.split("://", 1)
-    server = rest.split("/", 1)[0]
-    return f"{scheme}://{server}/{name}"
-
-
-def recreate_database(server_url: str, name: str) -> None:
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def drop_database(server_url: str, name: str) -> None:
-    with psycopg.connect(with_database(server_url, "postgres"), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
 def service_env(database_url: str, broker_url: str) -> dict[str, str]:
     """Production settings (DEBUG off: no query log), plain HTTP on loopback."""
     env = {k: v for k, v in os.environ.items() if k not in {"CELERY_BROKER_URL", "REDIS_URL"}}
@@ -250,71 +240,6 @@ def start_gunicorn(env: dict[str, str], args: argparse.Namespace, port: int) -> 
     sys.exit("gunicorn did not answer GET /api/runs/ with 200 within 60 s")
 
 
-def copy_reference(database_url: str, runs: int) -> float:
-    """COPY ``runs`` copies of a stored run (its run row, samples and sweep points)
-    into the same tables in one transaction; return the seconds taken, commit included."""
-    with psycopg.connect(database_url) as conn:
-        template_id = conn.execute("SELECT max(id) FROM results_run").fetchone()[0]  # type: ignore[index]
-        lines: dict[str, list[list[str]]] = {}
-        columns: dict[str, list[str]] = {}
-        for table in TABLES:
-            key = "id" if table == "results_run" else "run_id"
-            query = sql.SQL("COPY (SELECT * FROM {} WHERE {} = {}) TO STDOUT").format(
-                sql.Identifier(table), sql.Identifier(key), sql.Literal(template_id)
-            )
-            with conn.cursor() as cur:
-                columns[table] = [
-                    row[0]
-                    for row in cur.execute(
-                        "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
-                        "AND NOT attisdropped ORDER BY attnum",
-                        (table,),
-                    )
-                ]
-                with cur.copy(query) as copy:
-                    text = b"".join(bytes(chunk) for chunk in copy).decode()
-            lines[table] = [line.split("\t") for line in text.splitlines()]
-        ids = [
-            row[0]
-            for row in conn.execute(
-                "SELECT nextval(pg_get_serial_sequence('results_run', 'id')) FROM generate_series(1, %s)", (runs,)
-            )
-        ]
-        conn.commit()
-        buffers = {}
-        for table in TABLES:
-            cols = columns[table]
-            out = []
-            for run_id in ids:
-                for row in lines[table]:
-                    values = dict(zip(cols, row, strict=True))
-                    if table == "results_run":
-                        values["id"], values["uuid"] = str(run_id), str(uuid.uuid4())
-                    else:
-                        values["run_id"] = str(run_id)
-                    out.append("\t".join(values[c] for c in cols if table == "results_run" or c != "id"))
-            buffers[table] = ("\n".join(out) + "\n").encode()
-        started = time.perf_counter()
-        with conn.cursor() as cur:
-            for table in TABLES:
-                cols = [c for c in columns[table] if table == "results_run" or c != "id"]
-                statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
-                    sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, cols))
-                )
-                with cur.copy(statement) as copy:
-                    copy.write(buffers[table])
-        conn.commit()
-        return time.perf_counter() - started
-
-
-def table_counts(database_url: str) -> dict[str, int]:
-    with psycopg.connect(database_url) as conn:
-        return {
-            table: conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(table))).fetchone()[0]  # type: ignore[index]
-            for table in TABLES
-        }
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
@@ -342,8 +267,11 @@ def main() -> int:
     token = manage(env, "shell", "-c", SETUP_RIG).strip().splitlines()[-1]
     port = free_port()
     server = start_gunicorn(env, args, port)
+    load_before = load_average()
     try:
         logs = [ClientLog() for _ in range(args.clients)]
+        cpu_before = cpu_snapshot(server.pid, bench_url, args.db_name)
+        client_cpu_before = time.process_time()
         began = time.perf_counter()
         measure_from, stop_at = began + args.warmup, began + args.warmup + args.duration
         threads = [
@@ -354,6 +282,8 @@ def main() -> int:
             thread.start()
         for thread in threads:
             thread.join(timeout=args.warmup + args.duration + 60)
+        client_cpu = time.process_time() - client_cpu_before
+        used = cpu_used(cpu_before, cpu_snapshot(server.pid, bench_url, args.db_name))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -374,6 +304,14 @@ def main() -> int:
             f"ingest: {len(created)} runs in {args.duration:.1f} s = {len(created) / args.duration:.1f} runs/s; "
             f"latency p50 {percentile(latencies_ms, 50):.1f} ms, p95 {percentile(latencies_ms, 95):.1f} ms, "
             f"max {max(latencies_ms):.1f} ms"
+        )
+    if stored:
+        service_ms, postgres_ms = (1000 * used[side] / stored for side in ("service", "postgres"))
+        print(
+            f"CPU per run: gunicorn {service_ms:.1f} ms + PostgreSQL {postgres_ms:.1f} ms "
+            f"(clients {1000 * client_cpu / stored:.1f} ms) -> ceiling on {os.cpu_count()} idle CPUs: "
+            f"{1000 * (os.cpu_count() or 1) / (service_ms + postgres_ms):.0f} runs/s; "
+            f"load average before {load_before}, after {load_average()}"
         )
     expected = {"results_run": stored, "results_sample": stored * SAMPLES_PER_RUN}
     expected["results_sweeppoint"] = stored * SWEEP_POINTS_PER_RUN

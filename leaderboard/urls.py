@@ -7,5 +7,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("leaderboard.results.api.urls")),
     path("api/jobs/", include("leaderboard.jobs.urls")),
+    path("regressions/", include("leaderboard.regressions.urls")),
     path("", include("leaderboard.boards.urls")),
 ]

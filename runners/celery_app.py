@@ -72,7 +72,7 @@ def queue_name(rig: str) -> str:
 def make_app(env: RigEnv | None = None) -> Celery:
     """Return the rig's Celery app for ``env`` (default: the process environment)."""
     env = env or RigEnv.read()
-    app = Celery("rigboard_rig", broker=env.broker_url or None, include=["runners.tasks"])
+    app = Celery("rigboard_rig", broker=env.broker_url or None, include=["runners.tasks", "runners.nightly"])
     app.conf.update(
         task_serializer="json",
         result_serializer="json",

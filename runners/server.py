@@ -37,6 +37,7 @@ _FAILURE_PATTERNS = [
      "the model failed to load"),
 ]  # fmt: skip
 _VERSION = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
+_ANY_VERSION = re.compile(r"version:\s*(.+)")
 
 
 class ServerError(RuntimeError):
@@ -273,7 +274,8 @@ def _packaged_binary() -> str | None:
 
 
 def read_version(binary: str) -> str:
-    """Return e.g. ``b11434-ad27757`` from ``--version``; ServerError if the binary does not run."""
+    """Return e.g. ``b7000-ad27757`` from ``--version`` (the raw version text for builds
+    without git information); ServerError if the binary does not run."""
     try:
         done = subprocess.run([binary, "--version"], capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -286,9 +288,13 @@ def read_version(binary: str) -> str:
             log_tail=output[-2000:],
         )
     match = _VERSION.search(output)
-    if match is None:
+    if match is not None:
+        return f"b{match.group(1)}-{match.group(2)}"
+    # Builds outside a git checkout print e.g. "version: 0.6.0-dev (build 0, commit unknown)".
+    other = _ANY_VERSION.search(output)
+    if other is None:
         raise ServerError(f"server.binary: {binary} --version printed no build: {output[-300:]!r}", kind="bad_binary")
-    return f"b{match.group(1)}-{match.group(2)}"
+    return other.group(1).strip()[:200]
 
 
 def free_port(host: str) -> int:

@@ -136,13 +136,19 @@ def _not_twice(reporter: JobReporter, job: Mapping[str, Any], conflict: JobConfl
     if current != "running":
         logger.info("job %s is %s on the service; not running it", job["id"], current or "unknown")
         return {"job_id": job["id"], "status": "skipped", "reason": str(conflict)}
-    reason = (
-        f"the worker running this job was lost ({conflict}); its message was redelivered to "
-        f"{reporter.worker or 'a worker'} and not run a second time. Run it again to retry."
-    )
+    run = conflict.job.get("run") or {}
+    if run.get("status") in ("finished", "failed", "aborted"):
+        # The lost worker delivered its run before dying: the job ended as its run did.
+        status, reason = run["status"], f"the worker was lost after delivering run {run.get('uuid')}"
+    else:
+        status = "aborted"
+        reason = (
+            f"the worker running this job was lost ({conflict}); its message was redelivered to "
+            f"{reporter.worker or 'a worker'} and not run a second time. Run it again to retry."
+        )
     with contextlib.suppress(JobConflict, ServiceUnreachable):
-        reporter.report("aborted", error=reason)
-    return {"job_id": job["id"], "status": "aborted", "reason": reason}
+        reporter.report(status, error="" if status == "finished" else reason, progress=reason[:500])
+    return {"job_id": job["id"], "status": status, "reason": reason}
 
 
 def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:

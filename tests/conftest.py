@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.fixtures.api",
     "tests.fixtures.celery_worker",
     "tests.fixtures.llama",
+    "tests.fixtures.regressions",
 ]

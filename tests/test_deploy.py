@@ -120,16 +120,22 @@ def test_the_database_url_matches_the_postgres_service():
 def test_the_commented_rig_worker_example_is_valid_compose():
     block = re.search(r"# BEGIN rig-worker example\n(.*?)\n\s*# END rig-worker example", COMPOSE_TEXT, re.S)
     assert block is not None
-    uncommented = "\n".join(line.split("# ", 1)[1] if "# " in line else "" for line in block.group(1).splitlines())
-    # Re-parse with the anchors the example refers to.
-    head = COMPOSE_TEXT.split("services:", 1)[0]
-    parsed = yaml.safe_load(head + "services:\n" + re.sub(r"^", "  ", uncommented, flags=re.M))
-    rig = parsed["services"]["rig-worker"]
+    uncommented = "\n".join(line.split("# ", 1)[1] for line in block.group(1).splitlines())
+    rig = yaml.safe_load(uncommented)["rig-worker"]
     argv = rig["command"]
     assert argv[:4] == ["celery", "-A", "runners.celery_app", "worker"]
-    assert argv[argv.index("-Q") + 1].startswith("rig.")
+    assert _module_exists("runners.celery_app")
+    queue = argv[argv.index("-Q") + 1]
+    assert queue == f"rig.{rig['environment']['RIGBOARD_RIG']}"
+    assert "--pool=solo" in argv
+    # Only what the rig's Celery app reads; no database URL or SECRET_KEY on a rig.
+    read = set(
+        re.findall(r"os\.environ\.get\(\"(RIGBOARD_[A-Z_]+)\"", (ROOT / "runners" / "celery_app.py").read_text())
+    )
+    assert set(rig["environment"]) <= read
+    assert {"RIGBOARD_BROKER_URL", "RIGBOARD_URL", "RIGBOARD_TOKEN"} <= set(rig["environment"])
+    assert rig["depends_on"]["web"] == {"condition": "service_started"}
     assert rig["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
-    assert rig["environment"]["DATABASE_URL"].startswith("postgres://")
 
 
 def test_the_dockerfile_installs_pinned_requirements_and_runs_as_a_non_root_user():

@@ -91,6 +91,10 @@ SWEEP_PANES = (
 )  # fmt: skip
 
 
+def _ctx_label(tokens: int) -> str:
+    return f"{tokens // 1024}K" if tokens >= 1024 and tokens % 1024 == 0 else str(tokens)
+
+
 def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
     """Return the multi-pane context-sweep figure of seed 001 for one or more
     runs overlaid: prefill, decode, TTFT, power and tokens/kWh against context
@@ -98,6 +102,8 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
     left out; with no data at all the figure has no traces."""
     points = [pt for s in series for pt in s.points]
     panes = [p for p in SWEEP_PANES if any(p.x(pt) is not None and p.y(pt) is not None for pt in points)]
+    ticks = sorted({(pt.ctx_tokens, pt.ctx_label or _ctx_label(pt.ctx_tokens)) for pt in points})
+    ticks = [t for i, t in enumerate(ticks) if i == 0 or t[0] != ticks[i - 1][0]]
     rows = max(1, math.ceil(len(panes) / columns))
     data: list[dict[str, Any]] = []
     layout = _base_layout(
@@ -107,7 +113,11 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
     )
     for i, pane in enumerate(panes, start=1):
         suffix = "" if i == 1 else str(i)
-        layout[f"xaxis{suffix}"] = {"title": {"text": pane.x_title}, "type": "log" if pane.x_log else "linear"}
+        x_axis: dict[str, Any] = {"title": {"text": pane.x_title}, "type": "log" if pane.x_log else "linear"}
+        if pane.x_log:
+            # Ticks at the measured depths, labelled as people write them (4K, 128K).
+            x_axis.update(tickmode="array", tickvals=[t for t, _ in ticks], ticktext=[label for _, label in ticks])
+        layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = {"title": {"text": pane.y_title}, "rangemode": "tozero"}
         for s_index, s in enumerate(series):
             pts = [pt for pt in s.points if pane.x(pt) is not None and pane.y(pt) is not None]
@@ -120,7 +130,8 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
             data.append(
                 {
                     "type": "scatter",
-                    "mode": "lines+markers",
+                    # Against power the points are not ordered along x: markers only.
+                    "mode": "lines+markers" if pane.x_log else "markers",
                     "name": _esc(s.label),
                     "legendgroup": f"s{s_index}",
                     "showlegend": i == 1,
@@ -320,6 +331,9 @@ def distributions_figure(series: Sequence[DistributionSeries]) -> Figure:
             "tickmode": "array",
             "tickvals": list(range(len(series))),
             "ticktext": [_esc(s.label) for s in series],
+            "range": [-0.5, len(series) - 0.5],
+            "zeroline": False,
+            "showgrid": False,
             "automargin": True,
         },
         yaxis={"title": {"text": "decode t/s"}},

@@ -2,7 +2,8 @@
 through its statuses as the rig reports, and give up on jobs whose worker died.
 
 Status moves allowed (anything else is a 409):
-  queued  -> running | failed | aborted
+  queued  -> running | finished | failed | aborted   (finished: the rig ran it
+             while the service could not hear its "running")
   running -> running (same attempt: progress) | finished | failed | aborted
 A repeat of the status a job already has in the same attempt changes nothing,
 so a rig may retry a report safely."""
@@ -31,7 +32,7 @@ from leaderboard.results.services.runs import ApplicationError, run_append
 logger = logging.getLogger(__name__)
 
 _ALLOWED: dict[str, frozenset[str]] = {
-    JobStatus.QUEUED: frozenset({JobStatus.RUNNING, JobStatus.FAILED, JobStatus.ABORTED}),
+    JobStatus.QUEUED: frozenset({JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
     JobStatus.RUNNING: frozenset({JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
 }
 
@@ -220,15 +221,17 @@ def job_abort(*, job: BenchmarkJob, reason: str) -> BenchmarkJob:
 
 
 def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = None) -> list[BenchmarkJob]:
-    """Give up on jobs whose worker died: every running job past its hard time
-    limit plus ``grace`` (default RIGBOARD_JOB_GRACE_S) becomes aborted with the
-    reason, and its run is closed as aborted. Jobs whose run has meanwhile
-    arrived finished or failed take the run's status instead. Return the jobs
-    changed."""
+    """Settle open jobs whose rig went silent and return the jobs changed.
+
+    A queued or running job whose run has arrived finished / failed / aborted
+    takes the run's status (the rig's own report was lost). A running job past
+    its hard time limit plus ``grace`` (default RIGBOARD_JOB_GRACE_S) becomes
+    aborted with the reason (its worker died), and its run, if open, is closed
+    as aborted. Queued jobs are left alone: the rig may simply be offline."""
     now = now or timezone.now()
     grace = grace if grace is not None else timedelta(seconds=settings.RIGBOARD_JOB_GRACE_S)
     changed = []
-    for job in BenchmarkJob.objects.filter(status=JobStatus.RUNNING).select_related("rig"):
+    for job in BenchmarkJob.objects.open().select_related("rig"):
         run = job.run
         if run is not None and run.status in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED):
             settled = _job_settle_from_run(job, run)
@@ -236,7 +239,7 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
                 changed.append(settled)
             continue
         deadline = job.deadline(grace=grace)
-        if deadline is None or deadline > now:
+        if job.status != JobStatus.RUNNING or deadline is None or deadline > now:
             continue
         reason = (
             f"no report from worker {job.worker or '?'} within the job's {job.time_limit_s} s time limit "

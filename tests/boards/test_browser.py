@@ -21,11 +21,25 @@ def site_data(board_run):
     for sample, (_, drafted, accepted) in zip(samples, SEED_004_REPS, strict=True):
         sample["draft_n"], sample["draft_n_accepted"] = drafted, accepted
     mtp = board_run(samples=samples, sweep=sweep_points())
-    nvfp4 = board_run(engine="vllm", build="nightly-40082", model="Nemotron-Elastic-30B-A3B", quant="NVFP4",
-                      spec="none", tps=[181.9, 182.4, 182.1, 182.2], sweep=sweep_points()[:4])
+    nvfp4 = board_run(
+        engine="vllm",
+        build="nightly-40082",
+        model="Nemotron-Elastic-30B-A3B",
+        quant="NVFP4",
+        spec="none",
+        tps=[181.9, 182.4, 182.1, 182.2],
+        sweep=sweep_points()[:4],
+    )
     dense = board_run(model="Qwen3.6-27B-MTP", architecture="dense", tps=[74.1, 74.5, 74.2, 74.3])
-    evil = board_run(rig=EVIL, gpus=[("RTX 3090 ☃", 6)], model="Qwen3.5-122B-A10B", quant="Q6_K_XL", spec="none",
-                     tps=[46.3, 45.9, 45.3], sweep=sweep_points())
+    evil = board_run(
+        rig=EVIL,
+        gpus=[("RTX 3090 ☃", 6)],
+        model="Qwen3.5-122B-A10B",
+        quant="Q6_K_XL",
+        spec="none",
+        tps=[46.3, 45.9, 45.3],
+        sweep=sweep_points(),
+    )
     published_import()
     return {"mtp": mtp, "nvfp4": nvfp4, "dense": dense, "evil": evil}
 
@@ -92,20 +106,23 @@ def test_hostile_names_render_as_text_in_tables_and_hover(live_server, browser_p
 
     assert EVIL in page.locator("h1 + p.lede").inner_text()
     # Hover the first repetition: Plotly shows the text with its unit, and nothing runs.
-    point = page.locator("#reps-chart .scatterlayer .point").first
-    point.hover(force=True)
+    page.locator("#reps-chart .scatterlayer .point").first.hover(force=True)
     page.wait_for_selector("#reps-chart .hoverlayer .hovertext", timeout=5_000)
-    hover = page.locator("#reps-chart .hoverlayer .hovertext").inner_text()
-    assert "t/s" in hover
+    assert "t/s" in page.locator("#reps-chart .hoverlayer .hovertext").text_content()
+
+    # The compare page's hover text names the run, rig name included, as plain text.
+    page.goto(f"{live_server.url}/compare/?runs={evil.pk},{site_data['dense'].pk}")
+    wait_for_charts(page, 1)
+    page.locator("#dist-chart .scatterlayer .point").first.hover(force=True)
+    page.wait_for_selector("#dist-chart .hoverlayer .hovertext", timeout=5_000)
+    hover = page.locator("#dist-chart .hoverlayer .hovertext").text_content()
+    assert EVIL in hover and "t/s" in hover
+    assert page.locator("#dist-chart script").count() == 0
 
     page.goto(f"{live_server.url}/rigs/{evil.rig_id}/")
     wait_for_charts(page, 1)
     assert EVIL in page.locator("h1").inner_text()
     assert "RTX 3090 ☃" in page.locator("dl.facts").inner_text()
-    bar = page.locator("#rig-bars-chart .bars .point").first
-    bar.hover(force=True)
-    page.wait_for_selector("#rig-bars-chart .hoverlayer .hovertext", timeout=5_000)
-    assert "t/s" in page.locator("#rig-bars-chart .hoverlayer .hovertext").inner_text()
     page.screenshot(path=str(screenshot_dir / "rig-hostile-name.png"), full_page=True)
 
 

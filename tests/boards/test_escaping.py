@@ -22,8 +22,13 @@ def figures_in(html: str) -> list[dict]:
 
 @pytest.fixture
 def evil_runs(board_run):
-    first = board_run(rig=EVIL, model=f"{EVIL}-model", sweep=sweep_points(), tps=[10.0, 12.0, 11.0],
-                      run={"notes": EVIL, "server_log_tail": EVIL})
+    first = board_run(
+        rig=EVIL,
+        model=f"{EVIL}-model",
+        sweep=sweep_points(),
+        tps=[10.0, 12.0, 11.0],
+        run={"notes": EVIL, "server_log_tail": EVIL},
+    )
     second = board_run(rig=UNICODE, model="Qwen ☃", tps=[20.0, 21.0, 22.0], sweep=sweep_points())
     return first, second
 
@@ -48,7 +53,11 @@ def test_no_page_carries_a_user_script_tag(client: Client, evil_runs, page: str)
 @pytest.mark.parametrize("page", ["rig", "run", "compare"])
 def test_chart_text_is_escaped_for_plotly(client: Client, evil_runs, page: str) -> None:
     first, second = evil_runs
-    url = {"rig": f"/rigs/{first.rig_id}/", "run": f"/runs/{first.pk}/", "compare": f"/compare/?runs={first.pk},{second.pk}"}[page]
+    url = {
+        "rig": f"/rigs/{first.rig_id}/",
+        "run": f"/runs/{first.pk}/",
+        "compare": f"/compare/?runs={first.pk},{second.pk}",
+    }[page]
 
     figures = figures_in(client.get(url).text)
 

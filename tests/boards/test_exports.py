@@ -29,7 +29,9 @@ def five_runs(board_run, reported_run):
     ]
 
 
-@pytest.mark.parametrize("query", ["", "spec=none", "sort=rig&per_page=2&page=2", "provenance=reported", "gpu=RTX+3090"])
+@pytest.mark.parametrize(
+    "query", ["", "spec=none", "sort=rig&per_page=2&page=2", "provenance=reported", "gpu=RTX+3090"]
+)
 def test_the_csv_export_has_exactly_the_rows_of_the_view(client: Client, five_runs, query: str) -> None:
     html = client.get(f"/?{query}").text
 
@@ -80,7 +82,7 @@ def test_an_export_with_a_bad_filter_is_a_400_naming_the_field(client: Client, b
 
 
 def test_the_csv_export_defuses_spreadsheet_formulas(client: Client, board_run) -> None:
-    board_run(rig="=HYPERLINK(\"http://evil\")")
+    board_run(rig='=HYPERLINK("http://evil")')
 
     text = client.get("/leaderboard.csv").content.decode()
 

@@ -130,8 +130,30 @@ def test_it_rejects_an_unknown_filter_value_without_failing(client: Client, boar
     assert "Select a valid choice" in response.text
 
 
-@pytest.mark.parametrize("sort", ["decode", "-decode", "n", "rig", "-gpu", "engine", "model", "quant", "spec", "accept",
-                                  "ctx", "power", "tpkwh", "cost", "-cost", "provenance", "date", "stdev", "range"])
+@pytest.mark.parametrize(
+    "sort",
+    [
+        "decode",
+        "-decode",
+        "n",
+        "rig",
+        "-gpu",
+        "engine",
+        "model",
+        "quant",
+        "spec",
+        "accept",
+        "ctx",
+        "power",
+        "tpkwh",
+        "cost",
+        "-cost",
+        "provenance",
+        "date",
+        "stdev",
+        "range",
+    ],
+)
 def test_it_sorts_by_any_column(client: Client, board_run, reported_run, sort: str) -> None:
     board_run(tps=[250.0, 249.0])
     board_run(rig="six-3090s", gpus=[("RTX 3090", 6)], tps=[46.3, 45.9], energy_j=None, spec="none", ctx=262144)

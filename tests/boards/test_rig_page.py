@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from django.test import Client
+
+from tests.fixtures.boards import figure_in
 
 pytestmark = pytest.mark.django_db
 
@@ -14,8 +15,9 @@ pytestmark = pytest.mark.django_db
 def test_it_ranks_the_best_run_of_each_stack_like_seed_004(client: Client, board_run) -> None:
     mtp = board_run(tps=[249.0, 250.0])
     board_run(tps=[240.0, 241.0])  # same stack, slower: not in the rig leaderboard
-    nvfp4 = board_run(engine="vllm", build="nightly", model="Nemotron-30B-A3B", quant="NVFP4", spec="none",
-                      tps=[182.0, 182.3])
+    nvfp4 = board_run(
+        engine="vllm", build="nightly", model="Nemotron-30B-A3B", quant="NVFP4", spec="none", tps=[182.0, 182.3]
+    )
     dense = board_run(model="Qwen3.6-27B-MTP", architecture="dense", tps=[74.2, 74.3])
     board_run(rig="other-rig", tps=[500.0, 501.0])
 
@@ -25,7 +27,7 @@ def test_it_ranks_the_best_run_of_each_stack_like_seed_004(client: Client, board
     ids = [int(i) for i in re.findall(r'href="/runs/(\d+)/"', board)]
     assert ids == [mtp.pk, nvfp4.pk, dense.pk]
     assert "35B MoE-A3B + MTP" in board and "35B dense + MTP" in board
-    bars = json.loads(re.search(r'<script id="rig-bars" type="application/json">(.*?)</script>', html, re.S).group(1))
+    bars = figure_in(html, "rig-bars")
     assert bars["data"][0]["x"] == pytest.approx([249.5, 182.15, 74.25])
 
 

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 from django.test import Client
 
-from tests.fixtures.boards import SEED_004_REPS, samples_from, sweep_points
+from tests.fixtures.boards import SEED_004_REPS, figure_in, samples_from, sweep_points
 
 pytestmark = pytest.mark.django_db
-
-
-def figure(html: str, figure_id: str) -> dict:
-    match = re.search(rf'<script id="{figure_id}" type="application/json">(.*?)</script>', html, re.S)
-    assert match, f"no figure {figure_id}"
-    return json.loads(match.group(1))
 
 
 @pytest.fixture
@@ -85,9 +76,9 @@ def test_it_shows_the_sweep_with_deltas_against_the_first_depth(client: Client, 
 def test_its_charts_have_traces_with_units(client: Client, seed_004_run) -> None:
     html = client.get(f"/runs/{seed_004_run.pk}/").text
 
-    reps = figure(html, "reps")
-    accept = figure(html, "accept")
-    sweep = figure(html, "sweep-fig")
+    reps = figure_in(html, "reps")
+    accept = figure_in(html, "accept")
+    sweep = figure_in(html, "sweep-fig")
     assert len(reps["data"][0]["y"]) == 10
     assert "t/s" in reps["data"][0]["hovertext"][0]
     assert len(accept["data"][0]["y"]) == 10

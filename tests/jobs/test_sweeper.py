@@ -63,3 +63,13 @@ def test_the_sweeper_task_is_scheduled_every_minute_and_runs(running_job):
     BenchmarkJob.objects.filter(pk=running_job.pk).update(started_at=timezone.now() - timedelta(days=1))
     assert jobs_sweep_stuck_task.apply().get() == 1
     assert BenchmarkJob.objects.get().status == "aborted"
+
+
+def test_a_queued_job_whose_run_arrived_is_settled_but_an_idle_queued_job_is_not(rig_with_token, celery_broker):
+    rig, _ = rig_with_token("bench-a")
+    delivered = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
+    waiting = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
+    run_create(rig=rig, **run_payload(run={"uuid": delivered.run_uuid, "status": "failed", "failure_reason": "oom"}))
+    (changed,) = jobs_sweep_stuck(now=timezone.now() + timedelta(days=2))
+    assert changed.pk == delivered.pk and changed.status == "failed" and changed.error == "oom"
+    assert BenchmarkJob.objects.get(pk=waiting.pk).status == "queued"

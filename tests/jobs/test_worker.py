@@ -35,7 +35,9 @@ def _queue(staff_client, rig: str, spec: dict, **extra) -> int:
     return response.json()["id"]
 
 
-def test_a_worker_for_another_rig_does_not_take_the_job(staff_client, rig_with_token, rig_worker, live_server, celery_broker):
+def test_a_worker_for_another_rig_does_not_take_the_job(
+    staff_client, rig_with_token, rig_worker, live_server, celery_broker
+):
     _, raw_a = rig_with_token("bench-a")
     _, raw_b = rig_with_token("bench-b")
     rig_worker("bench-b", token=raw_b, service_url=live_server.url)
@@ -55,7 +57,9 @@ def test_a_worker_for_another_rig_does_not_take_the_job(staff_client, rig_with_t
 
 
 @pytest.mark.llama
-def test_a_rig_worker_runs_its_job_and_the_run_appears(staff_client, rig_with_token, rig_worker, live_server, gemma_server):
+def test_a_rig_worker_runs_its_job_and_the_run_appears(
+    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+):
     rig, raw = rig_with_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     job_id = _queue(staff_client, "bench-a", attach_spec(gemma_server.base_url, max_tokens=16, repetitions=2))
@@ -118,7 +122,7 @@ def test_a_job_over_its_soft_time_limit_ends_failed_with_what_it_measured(
 ):
     _, raw = rig_with_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
-    spec = attach_spec(gemma_server.base_url, max_tokens=128, repetitions=50)
+    spec = attach_spec(gemma_server.base_url, max_tokens=32, repetitions=50)
     job_id = _queue(staff_client, "bench-a", spec, time_limit_s=16)
     job = wait_for_job(job_id, lambda j: j.is_terminal, timeout_s=120, worker=worker)
     assert job.soft_time_limit_s == 8

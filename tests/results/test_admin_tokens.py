@@ -25,7 +25,9 @@ def test_the_issue_action_shows_the_raw_token_once_and_stores_its_hash(admin_cli
     )
     assert response.status_code == 200
     shown = [str(m) for m in response.context["messages"]]
-    raw = re.search(r"(rb_\S+)$", shown[0]).group(1)
+    found = re.search(r"(rb_\S+)$", shown[0])
+    assert found, shown
+    raw = found.group(1)
     token = RigToken.objects.get(rig=rig)
     assert token.key_hash == hash_token(raw)
     assert raw not in (token.prefix, token.label)

@@ -98,9 +98,10 @@ class RigBoard:
     history: list[LeaderboardRow]
 
 
-def rig_board(*, rig_id: int, usd_per_kwh: float, history_limit: int = 50) -> RigBoard | None:
+def rig_board(*, rig_id: int, usd_per_kwh: float, limit: int = 50) -> RigBoard | None:
     """Return a rig's own leaderboard (its best run per stack × model file ×
-    configuration × workload, fastest first) and its latest runs; None for an unknown rig."""
+    configuration × workload, fastest first) and its latest runs, ``limit`` of
+    each; None for an unknown rig."""
     rig = Rig.objects.prefetch_related("gpus").filter(pk=rig_id).first()
     if rig is None:
         return None
@@ -113,8 +114,8 @@ def rig_board(*, rig_id: int, usd_per_kwh: float, history_limit: int = 50) -> Ri
         .distinct("stack_id", "model_file_id", "configuration_id", "workload_id")
         .values("pk")
     )
-    best = runs.filter(pk__in=best_ids).order_by("-decode_tokens_per_s_mean", "-pk")
-    history = runs.order_by("-created_at", "-pk")[:history_limit]
+    best = runs.filter(pk__in=best_ids).order_by("-decode_tokens_per_s_mean", "-pk")[:limit]
+    history = runs.order_by("-created_at", "-pk")[:limit]
     return RigBoard(
         rig=rig,
         best=[run_row(r, usd_per_kwh=usd_per_kwh) for r in best],

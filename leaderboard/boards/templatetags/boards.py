@@ -8,6 +8,7 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
+from django.utils.html import format_html, format_html_join
 
 register = template.Library()
 
@@ -84,3 +85,38 @@ def http_url(value: Any) -> str:
 def pretty_json(value: Any) -> str:
     """Return ``value`` as indented JSON text (still escaped by the template)."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+@register.simple_tag
+def select_field(bound_field: Any) -> str:
+    """Return a filter ``<select>`` built in Python: Django's widget templates
+    render each <option> through the template engine, which costs more than the
+    whole results table once a select lists hundreds of rigs."""
+    current = bound_field.value()
+    current = "" if current is None else str(current)
+    options = format_html_join(
+        "",
+        '<option value="{}"{}>{}</option>',
+        ((value, " selected" if str(value) == current else "", label) for value, label in bound_field.field.choices),
+    )
+    return format_html('<select name="{}" id="{}">{}</select>', bound_field.html_name, bound_field.auto_id, options)
+
+
+@register.simple_tag
+def provenance_badge(row: Any) -> str:
+    """Return the measured / reported badge, a reported row's with a link to its source (http(s) only)."""
+    if row.provenance != "reported":
+        return format_html('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
+    badge = format_html('<span class="badge reported" title="Figures as published by the source">reported</span>')
+    url = http_url(row.source_url)
+    if url:
+        return format_html(
+            '{} <a href="{}" rel="nofollow noopener" class="source-link" title="{}">source</a>',
+            badge,
+            url,
+            row.source_title,
+        )
+    if row.source_title:
+        title = row.source_title if len(row.source_title) <= 32 else row.source_title[:31] + "…"
+        return format_html('{} <span class="source-title" title="{}">{}</span>', badge, row.source_title, title)
+    return badge

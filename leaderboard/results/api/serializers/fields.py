@@ -34,10 +34,10 @@ class WholeNumberField(serializers.IntegerField):
 
 def number(*, min_value: float | None = 0, max_value: float | None = None, required: bool = False) -> NumberField:
     """An optional, nullable metric with bounds."""
-    bounds = {k: v for k, v in (("min_value", min_value), ("max_value", max_value)) if v is not None}
+    bounds: dict[str, Any] = {k: v for k, v in (("min_value", min_value), ("max_value", max_value)) if v is not None}
     return NumberField(required=required, allow_null=not required, **bounds)
 
 
 def whole(*, min_value: int | None = 0, max_value: int | None = None, required: bool = False) -> WholeNumberField:
-    bounds = {k: v for k, v in (("min_value", min_value), ("max_value", max_value)) if v is not None}
+    bounds: dict[str, Any] = {k: v for k, v in (("min_value", min_value), ("max_value", max_value)) if v is not None}
     return WholeNumberField(required=required, allow_null=not required, **bounds)

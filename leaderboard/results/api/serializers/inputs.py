@@ -133,7 +133,7 @@ class ConfigurationInputSerializer(serializers.Serializer):
     top_k = whole(min_value=-1, max_value=10_000_000)
     top_p = number(max_value=1)
     min_p = number(max_value=1)
-    extra_args = StringListField(required=False)
+    extra_args = StringListField(required=False, allow_null=True)
     command_line = text(Configuration, "command_line")
 
 
@@ -204,7 +204,7 @@ class SampleInputSerializer(serializers.Serializer):
     vram_peak_mib = number(max_value=MAX_VRAM_MIB)
     stop_reason = text(Sample, "stop_reason")
     output_ok = serializers.BooleanField(required=False, allow_null=True)
-    flags = StringListField(required=False)
+    flags = StringListField(required=False, allow_null=True)
 
     class Meta:
         list_serializer_class = SampleListSerializer
@@ -247,9 +247,9 @@ class RunInputSerializer(serializers.Serializer):
     model_file = ModelFileInputSerializer()
     configuration = ConfigurationInputSerializer()
     workload = WorkloadInputSerializer()
-    fingerprint = JSONObjectField(required=False)
+    fingerprint = JSONObjectField(required=False, allow_null=True)
     server_log_tail = text(RunModel, "server_log_tail")
-    extra = JSONObjectField(required=False)
+    extra = JSONObjectField(required=False, allow_null=True)
     samples = SampleInputSerializer(many=True, required=False, default=list)
     sweep_points = SweepPointInputSerializer(many=True, required=False, default=list)
 

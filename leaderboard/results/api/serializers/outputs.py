@@ -133,7 +133,8 @@ class RunListOutputSerializer(serializers.ModelSerializer):
     model_file = ModelFileOutputSerializer()
     workload = WorkloadOutputSerializer()
     speculative_type = serializers.CharField(source="configuration.speculative_type")
-    source: serializers.Field = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    # "source" is also an attribute of every DRF field; as a field name it is fine at run time.
+    source = serializers.SlugRelatedField(slug_field="key", read_only=True)  # type: ignore[assignment,var-annotated]
     summary = serializers.SerializerMethodField()
 
     class Meta:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.pagination import BasePagination
 from rest_framework.parsers import BaseParser
-from rest_framework.permissions import _PermissionClass
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.views import APIView
 
@@ -15,6 +15,9 @@ from leaderboard.results.api.pagination import Pagination
 from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.api.permissions import RigTokenOrReadOnly
 from leaderboard.results.auth import RigTokenAuthentication
+
+if TYPE_CHECKING:  # the alias exists only in djangorestframework-stubs
+    from rest_framework.permissions import _PermissionClass
 
 
 class ApiMixin:

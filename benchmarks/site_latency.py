@@ -1,0 +1,104 @@
+"""Server time of the site's pages against a big database (filled by
+benchmarks/site_generate.py): prints p50 / p95 per page, not a test.
+
+Requests go through Django's test Client in-process (URL routing, middleware,
+selectors, templates, PostgreSQL), so the figure is the server's own time
+without a network. Targets: leaderboard p95 ≤ 100 ms, run page p95 ≤ 50 ms.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/rb_bench python benchmarks/site_latency.py [--iterations 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_bench")
+
+TARGETS_MS = {"leaderboard": 100.0, "run": 50.0}
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Return the ``share`` quantile (0..1) of ``values`` by linear interpolation."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * share
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def pages() -> list[tuple[str, str, str]]:
+    """Return (name, target group, URL) for each page measured, picked from the data present."""
+    from django.db.models import Count
+
+    from leaderboard.results.models import Rig, RigGpu, Run
+
+    busiest_rig = Rig.objects.annotate(n=Count("runs")).order_by("-n").values_list("pk", "name").first()
+    assert busiest_rig, "no rigs: run benchmarks/site_generate.py first"
+    gpu = RigGpu.objects.values_list("model", flat=True).order_by("model").first()
+    swept = Run.objects.filter(sweep_points__isnull=False).values_list("pk", flat=True).order_by("-pk").first()
+    some = list(Run.objects.filter(n_samples__gt=0).order_by("-pk").values_list("pk", flat=True)[:4])
+    total = Run.objects.count()
+    rig_id, rig_name = busiest_rig
+    return [
+        ("leaderboard (no filter)", "leaderboard", "/"),
+        ("leaderboard page 200", "leaderboard", "/?page=200"),
+        ("leaderboard gpu+spec filter", "leaderboard", f"/?gpu={gpu}&spec=mtp"),
+        ("leaderboard rig filter, sort rig", "leaderboard", f"/?rig={rig_name}&sort=rig"),
+        ("leaderboard model+quant+date", "leaderboard", "/?model=qwen3.6&quant=Q4_K_M&since=2025-07-01"),
+        ("leaderboard sort $/MTok", "leaderboard", "/?sort=cost"),
+        ("leaderboard csv export", "leaderboard", "/leaderboard.csv?spec=mtp"),
+        (f"rig page ({total:,} runs, busiest rig)", "rig", f"/rigs/{rig_id}/"),
+        ("run page (10 reps + sweep)", "run", f"/runs/{swept or some[0]}/"),
+        ("compare 4 runs", "compare", "/compare/?runs=" + ",".join(str(i) for i in some)),
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.db import connection, reset_queries
+    from django.test import Client
+
+    client = Client(HTTP_HOST="localhost")
+    from leaderboard.results.models import Run, Sample
+
+    print(f"database {connection.settings_dict['NAME']}: {Run.objects.count():,} runs, "
+          f"{Sample.objects.count():,} samples")  # fmt: skip
+    print(f"{'page':42} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'queries':>8}  target")
+    failed = False
+    for name, group, url in pages():
+        for _ in range(args.warmup):
+            assert client.get(url).status_code == 200, url
+        timings = []
+        queries = 0
+        for _ in range(args.iterations):
+            reset_queries()
+            began = time.perf_counter()
+            response = client.get(url)
+            timings.append((time.perf_counter() - began) * 1000)
+            assert response.status_code == 200, url
+            queries = len(connection.queries)
+        p50, p95 = statistics.median(timings), percentile(timings, 0.95)
+        target = TARGETS_MS.get(group)
+        verdict = "" if target is None else (f"≤ {target:.0f} ok" if p95 <= target else f"≤ {target:.0f} MISSED")
+        failed |= target is not None and p95 > target
+        print(f"{name:42} {p50:8.1f} {p95:8.1f} {max(timings):8.1f} {queries:8d}  {verdict}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

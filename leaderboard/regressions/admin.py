@@ -1,0 +1,77 @@
+"""Admin: subscriptions with their reference configs and a "run now" action;
+builds, verdicts and alert deliveries to inspect. The nightly schedule itself
+is the PeriodicTask "nightly regression" (django-celery-beat's admin)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from leaderboard.jobs.specs import spec_validate
+from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildRun, ReferenceConfig, Subscription, Verdict
+from leaderboard.regressions.services.detection import subscription_check
+from leaderboard.results.services.runs import ApplicationError
+
+
+class ReferenceConfigInline(admin.StackedInline):
+    model = ReferenceConfig
+    extra = 0
+
+
+@admin.register(Subscription)
+class SubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["rig", "repo_url", "branch", "build_flags", "is_active", "last_head", "last_checked_at"]
+    list_filter = ["is_active", "rig"]
+    inlines = [ReferenceConfigInline]
+    actions = ["run_now"]
+
+    @admin.action(description="Run now: look up the branch head and queue a build if it is new")
+    def run_now(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
+        for sub in queryset.select_related("rig"):
+            result = subscription_check(subscription=sub)
+            level = messages.SUCCESS if result.build else messages.INFO
+            head = (result.head or "")[:10] or "?"
+            self.message_user(request, f"{sub}: head {head} — {result.reason}", level)
+
+
+@admin.register(ReferenceConfig)
+class ReferenceConfigAdmin(admin.ModelAdmin):
+    list_display = ["name", "subscription", "is_active"]
+
+    def save_model(self, request: HttpRequest, obj: ReferenceConfig, form: object, change: bool) -> None:
+        # Checked with the runner's own parser, so a bad spec fails here, not on the rig at night.
+        try:
+            obj.spec = spec_validate(kind="suite", spec=obj.spec)
+        except ApplicationError as exc:
+            self.message_user(request, f"{exc.field}: {exc.message}", messages.ERROR)
+            return
+        super().save_model(request, obj, form, change)
+
+
+class BuildRunInline(admin.TabularInline):
+    model = BuildRun
+    extra = 0
+    readonly_fields = ["reference_config", "run_uuid", "status", "error"]
+
+
+@admin.register(BuildRecord)
+class BuildRecordAdmin(admin.ModelAdmin):
+    list_display = ["short_commit", "subscription", "status", "accepted", "build_time_s", "cached", "created_at"]
+    list_filter = ["status", "accepted", "subscription__rig"]
+    search_fields = ["commit"]
+    readonly_fields = ["log_tail", "compiler", "binary_path", "build_time_s", "error", "celery_task_id"]
+    inlines = [BuildRunInline]
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ["build", "reference_config", "kind", "effect_pct", "p_value", "commit_from", "commit_to"]
+    list_filter = ["kind"]
+    readonly_fields = ["new_run", "baseline_runs", "baseline_build"]
+
+
+@admin.register(AlertDelivery)
+class AlertDeliveryAdmin(admin.ModelAdmin):
+    list_display = ["verdict", "channel", "target", "status", "attempts", "sent_at"]
+    list_filter = ["channel", "status"]

@@ -1,0 +1,228 @@
+"""Nightly regression tracking: which rigs follow which llama.cpp branch, the
+builds made on them, the verdicts on each build's runs, and the alerts sent.
+
+A build's runs are ordinary results runs whose Stack.build is the commit sha;
+they are found through ``BuildRun`` (the run uuids the service assigned when it
+queued the build), so nothing here depends on how a runner labels its stack."""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.regressions.verdict import DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT
+
+
+class BaselineMode(models.TextChoices):
+    PREVIOUS_ACCEPTED = "previous", "Previous accepted build"
+    MEDIAN_OF_LAST_N = "median", "Median of the last N builds"
+
+
+class Subscription(models.Model):
+    """A rig that builds and benchmarks every new commit of one branch."""
+
+    rig = models.ForeignKey("results.Rig", on_delete=models.CASCADE, related_name="regression_subscriptions")
+    repo_url = models.CharField(
+        max_length=500, help_text="Git URL rigs fetch from, e.g. https://github.com/ggml-org/llama.cpp"
+    )
+    branch = models.CharField(max_length=200, default="master")
+    build_flags = models.CharField(
+        max_length=1000, blank=True, help_text="CMake flags, e.g. -DGGML_CUDA=ON -DGGML_CUDA_FA_ALL_QUANTS=ON"
+    )
+    is_active = models.BooleanField(default=True)
+    alpha = models.FloatField(default=DEFAULT_ALPHA, help_text="Mann–Whitney U significance level.")
+    threshold_pct = models.FloatField(default=DEFAULT_THRESHOLD_PCT, help_text="Minimum effect, in percent.")
+    baseline_mode = models.CharField(
+        max_length=16, choices=BaselineMode.choices, default=BaselineMode.PREVIOUS_ACCEPTED
+    )
+    baseline_builds = models.PositiveIntegerField(default=5, help_text="N for the median-of-last-N baseline.")
+    webhook_url = models.URLField(max_length=500, blank=True, help_text="Slack/Discord-compatible webhook.")
+    alert_emails = models.TextField(blank=True, help_text="Addresses to email on a regression, one per line.")
+    build_jobs = models.PositiveIntegerField(default=2, help_text="Parallel compile jobs on the rig (-j).")
+    bisect = models.BooleanField(default=False, help_text="Bisect confirmed regressions to the first slow commit.")
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    last_head = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["rig__name", "repo_url", "branch"]
+        constraints = [
+            models.UniqueConstraint(fields=["rig", "repo_url", "branch", "build_flags"], name="uniq_subscription"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rig} ← {self.repo_url}@{self.branch}"
+
+    def clean(self) -> None:
+        try:
+            shlex.split(self.build_flags)
+        except ValueError as exc:
+            raise ValidationError({"build_flags": f"cannot be split like a shell line: {exc}"}) from exc
+
+    def email_recipients(self) -> list[str]:
+        """Return the alert addresses (blank lines and commas ignored)."""
+        return [a.strip() for a in self.alert_emails.replace(",", "\n").splitlines() if a.strip()]
+
+
+class ReferenceConfig(models.Model):
+    """One benchmark run on each new build: a runner config (model file +
+    server flags + workload, the shape of runners/config.py without ``service``
+    and ``run_uuid``; ``server.binary`` is set to the new build)."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="reference_configs")
+    name = models.CharField(max_length=200)
+    spec = models.JSONField(default=dict)
+    is_active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["subscription", "name"]
+        constraints = [models.UniqueConstraint(fields=["subscription", "name"], name="uniq_reference_config")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class BuildStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    BUILT = "built", "Built"
+    FAILED = "failed", "Build failed"
+    BENCHMARKED = "benchmarked", "Benchmarked"
+    ERROR = "error", "Error (not the build's fault)"
+
+
+class BuildRecord(models.Model):
+    """One commit built on one subscription's rig. A failed build is recorded
+    with its log and is never a regression."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="builds")
+    commit = models.CharField(max_length=40)
+    previous_commit = models.CharField(max_length=40, blank=True, help_text="The last build before this one.")
+    status = models.CharField(max_length=16, choices=BuildStatus.choices, default=BuildStatus.QUEUED, db_index=True)
+    accepted = models.BooleanField(
+        default=True, help_text="Usable as a baseline. Cleared when the build regressed; staff may set it."
+    )
+    build_time_s = models.FloatField(null=True, blank=True)
+    compiler = models.CharField(max_length=300, blank=True)
+    log_tail = models.TextField(blank=True)
+    binary_path = models.CharField(max_length=500, blank=True)
+    cached = models.BooleanField(default=False, help_text="The rig already had this build.")
+    error = models.TextField(blank=True)
+    celery_task_id = models.CharField(max_length=64, blank=True)
+    bisect_of = models.ForeignKey(
+        "Verdict", null=True, blank=True, on_delete=models.SET_NULL, related_name="bisect_builds"
+    )
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["subscription", "created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["subscription", "commit"], name="uniq_build_commit")]
+
+    def __str__(self) -> str:
+        return f"{self.commit[:10]} on {self.subscription.rig} [{self.status}]"
+
+    @property
+    def short_commit(self) -> str:
+        return self.commit[:10]
+
+
+class BuildRun(models.Model):
+    """The run a reference config gets on a build; ``run_uuid`` is assigned
+    when the build is queued and is the uuid the rig posts the run under."""
+
+    build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="build_runs")
+    reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="build_runs")
+    run_uuid = models.UUIDField(unique=True, default=uuid.uuid4)
+    status = models.CharField(max_length=16, blank=True, help_text="What the rig reported for this run.")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["build", "reference_config"]
+        constraints = [models.UniqueConstraint(fields=["build", "reference_config"], name="uniq_build_run")]
+
+    @property
+    def run(self) -> models.Model | None:
+        """Return the results Run posted under ``run_uuid``; None until it arrives."""
+        from leaderboard.results.models import Run
+
+        return Run.objects.filter(uuid=self.run_uuid).first()
+
+
+class VerdictKind(models.TextChoices):
+    REGRESSION = "regression", "Regression"
+    IMPROVEMENT = "improvement", "Improvement"
+    NONE = "none", "No change"
+
+
+class Verdict(models.Model):
+    """A new run judged against its baseline on the raw samples of one metric."""
+
+    build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="verdicts")
+    reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="verdicts")
+    metric = models.CharField(max_length=64, default="decode_tokens_per_s")
+    new_run = models.ForeignKey("results.Run", on_delete=models.CASCADE, related_name="regression_verdicts")
+    baseline_runs = models.ManyToManyField("results.Run", related_name="baseline_for_verdicts", blank=True)
+    baseline_build = models.ForeignKey(
+        BuildRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="baseline_for_verdicts"
+    )
+    kind = models.CharField(max_length=16, choices=VerdictKind.choices, default=VerdictKind.NONE, db_index=True)
+    p_value = models.FloatField(null=True, blank=True)
+    effect_pct = models.FloatField(null=True, blank=True)
+    new_median = models.FloatField(null=True, blank=True)
+    baseline_median = models.FloatField(null=True, blank=True)
+    n_new = models.PositiveIntegerField(default=0)
+    n_baseline = models.PositiveIntegerField(default=0)
+    alpha = models.FloatField(default=DEFAULT_ALPHA)
+    threshold_pct = models.FloatField(default=DEFAULT_THRESHOLD_PCT)
+    reason = models.CharField(max_length=300, blank=True)
+    commit_from = models.CharField(max_length=40, blank=True)
+    commit_to = models.CharField(max_length=40)
+    compare_url = models.URLField(max_length=600, blank=True)
+    first_bad_commit = models.CharField(max_length=40, blank=True, help_text="Named by bisection.")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["build", "reference_config", "metric"], name="uniq_verdict"),
+        ]
+
+    def __str__(self) -> str:
+        effect = f" {self.effect_pct:+.1f}%" if self.effect_pct is not None else ""
+        return f"{self.get_kind_display()}{effect} at {self.commit_to[:10]} ({self.reference_config})"
+
+
+class AlertChannel(models.TextChoices):
+    WEBHOOK = "webhook", "Webhook"
+    EMAIL = "email", "Email"
+
+
+class AlertStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed (gave up)"
+
+
+class AlertDelivery(models.Model):
+    """One alert for one verdict on one channel. The unique constraint is what
+    keeps a retried or re-run evaluation from alerting twice."""
+
+    verdict = models.ForeignKey(Verdict, on_delete=models.CASCADE, related_name="alerts")
+    channel = models.CharField(max_length=16, choices=AlertChannel.choices)
+    target = models.CharField(max_length=1000, help_text="Webhook URL or comma-separated addresses.")
+    status = models.CharField(max_length=16, choices=AlertStatus.choices, default=AlertStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["verdict", "channel"], name="uniq_alert_per_channel")]
+
+    def __str__(self) -> str:
+        return f"{self.channel} alert for verdict {self.verdict_id} [{self.status}]"

@@ -1,0 +1,56 @@
+"""The rig's build report: record the build (or its failure), the runs it
+posted, then judge them and alert on regressions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, Verdict, VerdictKind
+from leaderboard.regressions.services.alerts import alerts_queue_for
+from leaderboard.regressions.services.verdicts import build_evaluate
+from leaderboard.results.services.runs import ApplicationError
+
+_BUILD_FIELDS = ("build_time_s", "compiler", "log_tail", "binary_path", "cached")
+
+
+def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list[Verdict]]:
+    """Store what the rig reports for a build and judge its runs.
+
+    ``report`` is ``{"build_id", "status" (built|failed|error), "error",
+    "build": BuildResult fields, "runs": [{"build_run_id", "status", "error"}]}``.
+    A failed build is recorded with its log and gets no verdicts. Return the
+    build and the verdicts made; raise ApplicationError for an unknown build."""
+    build = BuildRecord.objects.select_related("subscription__rig").filter(pk=report.get("build_id")).first()
+    if build is None:
+        raise ApplicationError(f"no build {report.get('build_id')!r}", field="build_id", status_code=404)
+    status = str(report.get("status") or "")
+    built = report.get("build") or {}
+    with transaction.atomic():
+        for name in _BUILD_FIELDS:
+            if built.get(name) is not None:
+                setattr(build, name, built[name])
+        build.log_tail = str(build.log_tail or "")[-8000:]
+        build.error = str(report.get("error") or "")
+        build.finished_at = timezone.now()
+        if status == "failed":
+            build.status = BuildStatus.FAILED
+        elif status == "built":
+            build.status = BuildStatus.BENCHMARKED
+        else:
+            build.status = BuildStatus.ERROR
+        build.save()
+        for run_report in report.get("runs") or []:
+            BuildRun.objects.filter(pk=run_report.get("build_run_id"), build=build).update(
+                status=str(run_report.get("status") or "")[:16], error=str(run_report.get("error") or "")
+            )
+    if build.status != BuildStatus.BENCHMARKED:
+        return build, []
+    verdicts = build_evaluate(build=build)
+    for verdict in verdicts:
+        if verdict.kind == VerdictKind.REGRESSION:
+            alerts_queue_for(verdict=verdict)
+    return build, verdicts

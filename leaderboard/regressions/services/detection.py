@@ -1,0 +1,142 @@
+"""New-build detection: look up each subscription's branch head with
+``git ls-remote``; a head this rig has not built yet becomes a queued build,
+sent to the rig's own queue (``rig.<name>``) by task name."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from celery.exceptions import AlwaysEagerIgnored
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.celery import app as celery_app
+from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.results.services.runs import ApplicationError
+from runners.build import BuildError, ls_remote
+
+logger = logging.getLogger(__name__)
+
+# Registered by the rig's worker (runners/nightly.py); the service only names it.
+NIGHTLY_RIG_TASK = "rigboard.nightly_build_and_bench"
+# The service-side task the rig sends its report to (leaderboard/regressions/tasks.py).
+BUILD_REPORT_TASK = "regressions.build_report"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    subscription_id: int
+    head: str | None
+    build: BuildRecord | None
+    reason: str
+
+
+def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
+    """Return the JSON the rig's nightly task receives: what to build, and one
+    runner config per reference configuration with the run uuid to post under.
+    No secrets: the rig has its own token."""
+    sub = build.subscription
+    return {
+        "build": {
+            "id": build.pk,
+            "repo_url": sub.repo_url,
+            "commit": build.commit,
+            "flags": sub.build_flags,
+            "jobs": sub.build_jobs,
+        },
+        "runs": [
+            {"build_run_id": br.pk, "run_uuid": str(br.run_uuid), "name": br.reference_config.name,
+             "config": br.reference_config.spec}
+            for br in build.build_runs.select_related("reference_config")
+        ],
+        "rig": sub.rig.name,
+        "service_url": settings.RIGBOARD_PUBLIC_URL,
+        "report_task": BUILD_REPORT_TASK,
+        "report_queue": celery_app.conf.task_default_queue or "celery",
+    }
+
+
+def _dispatch(build: BuildRecord) -> None:
+    try:
+        with warnings.catch_warnings():
+            # Rig jobs always travel through the broker; eager mode concerns only the service's own tasks.
+            warnings.simplefilter("ignore", AlwaysEagerIgnored)
+            celery_app.send_task(
+                NIGHTLY_RIG_TASK,
+                args=[build_dispatch_spec(build=build)],
+                queue=build.subscription.rig.queue_name,
+                task_id=build.celery_task_id,
+                retry=True,
+                retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
+            )
+    except Exception as exc:  # any broker error: the build never left, and says why
+        logger.exception("could not queue build %s", build.pk)
+        BuildRecord.objects.filter(pk=build.pk, status=BuildStatus.QUEUED).update(
+            status=BuildStatus.ERROR, error=f"could not reach the Celery broker: {exc}", finished_at=timezone.now()
+        )
+
+
+def build_queue(
+    *, subscription: Subscription, commit: str, previous_commit: str = "", bisect_of: Any = None
+) -> BuildRecord:
+    """Store a queued build of ``commit`` with one BuildRun per active reference
+    config, and send it to the rig's queue once committed. Return the build.
+    Raise ApplicationError if the subscription has no active reference config."""
+    configs: Sequence[ReferenceConfig] = list(subscription.reference_configs.filter(is_active=True))
+    if not configs:
+        raise ApplicationError("the subscription has no active reference configuration", field="reference_configs")
+    with transaction.atomic():
+        build = BuildRecord.objects.create(
+            subscription=subscription,
+            commit=commit,
+            previous_commit=previous_commit,
+            bisect_of=bisect_of,
+            celery_task_id=str(uuid.uuid4()),
+        )
+        BuildRun.objects.bulk_create([BuildRun(build=build, reference_config=c) for c in configs])
+        transaction.on_commit(lambda: _dispatch(build))
+    return build
+
+
+def subscription_check(*, subscription: Subscription) -> CheckResult:
+    """Look up the branch head; queue a build if this rig never built it.
+
+    Return what happened (``build`` is the new build, else None with the
+    reason). An unreachable remote is logged in the reason, not raised: one
+    broken subscription must not stop the others."""
+    try:
+        head = ls_remote(subscription.repo_url, subscription.branch)
+    except BuildError as exc:
+        return CheckResult(subscription.pk, None, None, f"ls-remote failed: {exc}")
+    subscription.last_checked_at = timezone.now()
+    subscription.last_head = head or ""
+    subscription.save(update_fields=["last_checked_at", "last_head"])
+    if head is None:
+        return CheckResult(subscription.pk, None, None, f"no branch {subscription.branch!r}")
+    if BuildRecord.objects.filter(subscription=subscription, commit=head).exists():
+        return CheckResult(subscription.pk, head, None, "already tested on this rig")
+    previous = (
+        BuildRecord.objects.filter(subscription=subscription, bisect_of__isnull=True)
+        .order_by("-created_at", "-id")
+        .values_list("commit", flat=True)
+        .first()
+    )
+    try:
+        build = build_queue(subscription=subscription, commit=head, previous_commit=previous or "")
+    except ApplicationError as exc:
+        return CheckResult(subscription.pk, head, None, exc.message)
+    return CheckResult(subscription.pk, head, build, "queued")
+
+
+def subscriptions_check_all() -> list[CheckResult]:
+    """Check every active subscription (the nightly beat task); return the results."""
+    return [
+        subscription_check(subscription=sub)
+        for sub in Subscription.objects.filter(is_active=True).select_related("rig")
+    ]

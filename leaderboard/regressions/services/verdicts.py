@@ -1,0 +1,156 @@
+"""Verdicts: each new run judged against its baseline on the raw samples.
+
+Only runs that measure the same thing are compared: the same comparison key
+(GPUs + model file + workload) and the same configuration hash. The hash is
+taken without ``command_line``, which carries the ephemeral port and the
+build's binary path and so differs on every run of the same configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from leaderboard.regressions.models import (
+    BaselineMode,
+    BuildRecord,
+    BuildRun,
+    BuildStatus,
+    Verdict,
+    VerdictKind,
+)
+from leaderboard.regressions.verdict import Rule, compare_url, judge, median_build
+from leaderboard.results.models import Configuration, Run, RunStatus
+from leaderboard.results.services.keys import config_hash
+
+METRIC = "decode_tokens_per_s"
+_VOLATILE_CONFIG_FIELDS = {"id", "config_hash", "command_line"}
+
+
+def regression_config_hash(configuration: Configuration) -> str:
+    """Return the config hash regression verdicts match runs on (see module doc)."""
+    fields = {
+        f.name: getattr(configuration, f.name)
+        for f in Configuration._meta.concrete_fields
+        if f.name not in _VOLATILE_CONFIG_FIELDS
+    }
+    return config_hash(fields)
+
+
+def decode_samples(run: Run) -> list[float | None]:
+    """Return the run's per-repetition decode t/s (server figure, else client)."""
+    return [s.decode_tokens_per_s for s in run.samples.all()]
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    build: BuildRecord
+    run: Run
+
+
+def _finished_run(build_run: BuildRun) -> Run | None:
+    return (
+        Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED)
+        .select_related("configuration")
+        .prefetch_related("samples")
+        .first()
+    )
+
+
+def baseline_candidates(*, build_run: BuildRun, new_run: Run) -> list[_Candidate]:
+    """Return earlier accepted, benchmarked builds of the same subscription
+    whose run for this reference config matches ``new_run`` (comparison key and
+    config hash), newest first. Bisection builds are never baselines."""
+    build = build_run.build
+    want_hash = regression_config_hash(new_run.configuration)
+    earlier = (
+        BuildRun.objects.filter(
+            reference_config=build_run.reference_config,
+            build__subscription=build.subscription,
+            build__status=BuildStatus.BENCHMARKED,
+            build__accepted=True,
+            build__bisect_of__isnull=True,
+            build__created_at__lte=build.created_at,
+        )
+        .exclude(build=build)
+        .select_related("build")
+        .order_by("-build__created_at", "-build__id")
+    )
+    out = []
+    for earlier_run in earlier:
+        run = _finished_run(earlier_run)
+        if run is None or run.comparison_key != new_run.comparison_key:
+            continue
+        if regression_config_hash(run.configuration) != want_hash:
+            continue
+        out.append(_Candidate(earlier_run.build, run))
+    return out
+
+
+def _pick_baseline(build: BuildRecord, candidates: Sequence[_Candidate]) -> _Candidate | None:
+    if not candidates:
+        return None
+    sub = build.subscription
+    if sub.baseline_mode == BaselineMode.MEDIAN_OF_LAST_N:
+        last = list(candidates[: max(1, sub.baseline_builds)])
+        index = median_build([decode_samples(c.run) for c in last])
+        return last[index] if index is not None else None
+    return candidates[0]
+
+
+def verdict_for(*, build_run: BuildRun) -> Verdict | None:
+    """Judge the run posted for ``build_run`` and store the verdict (replacing an
+    earlier one for the same build, reference config and metric).
+
+    Return None if the run has not arrived or did not finish. With no baseline
+    yet (a first build) the verdict is NONE with that reason."""
+    new_run = _finished_run(build_run)
+    if new_run is None:
+        return None
+    build = build_run.build
+    sub = build.subscription
+    baseline = _pick_baseline(build, baseline_candidates(build_run=build_run, new_run=new_run))
+    rule = Rule(alpha=sub.alpha, threshold_pct=sub.threshold_pct)
+    if baseline is None:
+        outcome = judge(decode_samples(new_run), [], rule)
+        reason = "no earlier accepted build with a matching run"
+    else:
+        outcome = judge(decode_samples(new_run), decode_samples(baseline.run), rule)
+        reason = outcome.reason
+    commit_from = baseline.build.commit if baseline else build.previous_commit
+    with transaction.atomic():
+        verdict, _ = Verdict.objects.update_or_create(
+            build=build,
+            reference_config=build_run.reference_config,
+            metric=METRIC,
+            defaults={
+                "new_run": new_run,
+                "baseline_build": baseline.build if baseline else None,
+                "kind": outcome.kind.value,
+                "p_value": outcome.p_value,
+                "effect_pct": outcome.effect_pct,
+                "new_median": outcome.new_median,
+                "baseline_median": outcome.baseline_median,
+                "n_new": outcome.n_new,
+                "n_baseline": outcome.n_baseline,
+                "alpha": rule.alpha,
+                "threshold_pct": rule.threshold_pct,
+                "reason": reason[:300],
+                "commit_from": commit_from,
+                "commit_to": build.commit,
+                "compare_url": compare_url(sub.repo_url, commit_from, build.commit),
+            },
+        )
+        verdict.baseline_runs.set([baseline.run] if baseline else [])
+    return verdict
+
+
+def build_evaluate(*, build: BuildRecord) -> list[Verdict]:
+    """Judge every arrived run of ``build``; a build with a regression stops
+    being accepted (it is no baseline for the next one). Return the verdicts."""
+    verdicts = [v for br in build.build_runs.select_related("reference_config") if (v := verdict_for(build_run=br))]
+    if build.bisect_of_id is None:
+        build.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
+        build.save(update_fields=["accepted"])
+    return verdicts

@@ -1,0 +1,49 @@
+"""Service-side Celery tasks for nightly regression, as thin as views: the
+nightly check (scheduled by celery beat, PeriodicTask "nightly regression"),
+the rig's build report, and alert delivery with retries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Task, shared_task
+
+from leaderboard.regressions.models import Subscription
+from leaderboard.regressions.services.alerts import AlertSendError, alert_attempt
+from leaderboard.regressions.services.builds import build_report_record
+from leaderboard.regressions.services.detection import subscription_check, subscriptions_check_all
+
+NIGHTLY_TASK = "regressions.nightly_check"
+RETRY_BASE_S = 30
+
+
+@shared_task(name=NIGHTLY_TASK, ignore_result=True, time_limit=600, soft_time_limit=540)
+def nightly_check(subscription_ids: list[int] | None = None) -> list[dict[str, Any]]:
+    """Check the given subscriptions (all active ones by default) for a new head."""
+    if subscription_ids:
+        subs = Subscription.objects.filter(pk__in=subscription_ids).select_related("rig")
+        results = [subscription_check(subscription=s) for s in subs]
+    else:
+        results = subscriptions_check_all()
+    return [
+        {"subscription": r.subscription_id, "head": r.head, "build": r.build.pk if r.build else None, "reason": r.reason}
+        for r in results
+    ]
+
+
+@shared_task(name="regressions.build_report", ignore_result=True, time_limit=300, soft_time_limit=240)
+def build_report(report: dict[str, Any]) -> dict[str, Any]:
+    """Record a rig's build report and judge its runs (sent by runners/nightly.py)."""
+    build, verdicts = build_report_record(report=report)
+    return {"build": build.pk, "status": build.status, "verdicts": [v.kind for v in verdicts]}
+
+
+@shared_task(
+    bind=True, name="regressions.deliver_alert", ignore_result=True, max_retries=8, time_limit=60, soft_time_limit=50
+)
+def deliver_alert(self: Task, delivery_id: int) -> str:
+    """Send one alert; on failure retry with exponential back-off (30 s, 60 s, …)."""
+    try:
+        return alert_attempt(delivery_id=delivery_id).status
+    except AlertSendError as exc:
+        raise self.retry(exc=exc, countdown=RETRY_BASE_S * 2**self.request.retries) from exc

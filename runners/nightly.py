@@ -1,0 +1,112 @@
+"""The rig-side nightly task: build llama-server at the commit the service
+found, benchmark each reference configuration with it, report back.
+
+Registered by name (``rigboard.nightly_build_and_bench``) on the rig's Celery
+app; the service sends it with ``send_task`` to ``rig.<name>`` and a JSON spec
+(leaderboard/regressions/services/detection.py ``build_dispatch_spec``). Runs
+go to the service over the REST API like any run (with the rig's own token,
+under the uuids the service assigned, stack.build = the commit); the build
+record then goes back by task name (``regressions.build_report``), after the
+runs, so the service judges runs that are already stored.
+
+Environment, besides runners/celery_app.py's: RIGBOARD_BUILD_CACHE_DIR (where
+builds are cached by commit; default ~/.cache/rigboard/builds).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from celery import Task
+
+from runners import pipeline
+from runners.build import BuildError, BuildResult, BuildSpec, build
+from runners.celery_app import RigEnv, app
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = "rigboard.nightly_build_and_bench"
+ENGINE = "llama.cpp"
+
+RunJob = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def build_cache_dir() -> Path:
+    return Path(os.environ.get("RIGBOARD_BUILD_CACHE_DIR") or "~/.cache/rigboard/builds").expanduser()
+
+
+def run_config(
+    entry: Mapping[str, Any], *, built: BuildResult, flags: str, env: RigEnv, service_url: str
+) -> dict[str, Any]:
+    """Return the runner config for one reference run on the new binary: the
+    reference spec with server.binary set to the build, the stack tagged with
+    the commit, and the rig's own service URL / token / name."""
+    config = dict(entry.get("config") or {})
+    server = dict(config.get("server") or {})
+    server["binary"] = built.binary_path
+    config["server"] = server
+    config["stack"] = {**dict(config.get("stack") or {}), "engine": ENGINE, "build": built.commit, "build_flags": flags}
+    config["service"] = {"url": env.service_url or service_url, "token": env.token, "rig": env.rig}
+    if env.spool_dir:
+        config["service"]["spool_dir"] = env.spool_dir
+    config["run_uuid"] = str(entry.get("run_uuid") or "")
+    return config
+
+
+def nightly_build_and_bench(
+    spec: Mapping[str, Any],
+    *,
+    env: RigEnv,
+    cache_dir: Path | None = None,
+    run_job: RunJob = pipeline.run_job,
+) -> dict[str, Any]:
+    """Build, benchmark, and return the report for the service.
+
+    The report is ``{"build_id", "status" (built|failed|error), "error",
+    "build": BuildResult as a dict or {}, "runs": [{"build_run_id",
+    "run_uuid", "status", "delivered", "error"}]}``. A failed build skips the
+    benchmarks; a run that fails is reported failed and the others still run."""
+    info = spec["build"]
+    report: dict[str, Any] = {"build_id": info["id"], "status": "error", "error": "", "build": {}, "runs": []}
+    try:
+        build_spec = BuildSpec.from_flags_string(
+            repo_url=info["repo_url"], commit=info["commit"], flags=info.get("flags") or "", jobs=info.get("jobs") or 2
+        )
+        built = build(build_spec, cache_dir or build_cache_dir())
+    except (BuildError, ValueError, OSError) as exc:
+        report["error"] = f"{type(exc).__name__}: {exc}"
+        return report
+    report["build"] = built.as_dict()
+    report["status"] = built.status
+    if not built.ok:
+        return report
+    for entry in spec.get("runs") or []:
+        row: dict[str, Any] = {"build_run_id": entry.get("build_run_id"), "run_uuid": entry.get("run_uuid")}
+        try:
+            config = run_config(entry, built=built, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or "")
+            result = run_job(config)
+            row.update(status=result.get("status"), delivered=result.get("delivered"), error=result.get("failure_reason") or "")
+        except Exception as exc:  # one broken reference config must not cost the others their runs
+            logger.exception("nightly run %s failed", entry.get("name"))
+            row.update(status="failed", delivered="not_posted", error=f"{type(exc).__name__}: {exc}")
+        report["runs"].append(row)
+    return report
+
+
+@app.task(bind=True, name=TASK_NAME, acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def nightly_task(self: Task, spec: dict[str, Any]) -> dict[str, Any]:
+    """Run the nightly build + benchmarks for ``spec`` and send the report to
+    the service's ``report_task``. Return the report (for the worker's log)."""
+    report = nightly_build_and_bench(spec, env=RigEnv.read())
+    app.send_task(
+        str(spec.get("report_task") or "regressions.build_report"),
+        args=[report],
+        queue=str(spec.get("report_queue") or "celery"),
+        retry=True,
+        retry_policy={"max_retries": 10, "interval_start": 1, "interval_step": 5, "interval_max": 30},
+    )
+    return {k: v for k, v in report.items() if k != "build"}

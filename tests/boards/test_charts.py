@@ -1,0 +1,99 @@
+"""charts.py: pure figure builders; their shape, units and escaping."""
+
+from __future__ import annotations
+
+import json
+
+from leaderboard.boards import charts
+from tests.fixtures.boards import SEED_001_SWEEP
+
+
+def seed_001_series(label: str = "six 3090s") -> charts.SweepSeries:
+    return charts.SweepSeries(
+        label=label,
+        points=[
+            charts.SweepPointData(ctx, lab, prefill, decode, ttft, power, tpkwh)
+            for ctx, lab, prefill, decode, ttft, power, tpkwh in SEED_001_SWEEP
+        ],
+    )
+
+
+def test_the_sweep_figure_has_seed_001s_six_panes_on_a_log_context_axis() -> None:
+    figure = charts.sweep_figure([seed_001_series()])
+
+    assert len(figure["data"]) == 6
+    assert figure["layout"]["grid"] == {"rows": 3, "columns": 2, "pattern": "independent", "ygap": 0.45, "xgap": 0.15}
+    assert [figure["layout"][f"xaxis{s}"]["type"] for s in ("", "2", "3", "4", "5")] == ["log"] * 5
+    assert figure["layout"]["xaxis6"]["type"] == "linear"  # efficiency against power
+    decode = figure["data"][1]
+    assert decode["y"] == [46.3, 45.9, 45.3, 43.9, 41.2, 37.1, 33.6]
+    assert decode["hovertext"][0] == "six 3090s<br>4K context<br>decode t/s: 46.3 t/s"
+    assert figure["data"][5]["x"] == [818, 831, 828, 831, 838, 842, 856]
+    assert "power: 818 W" in figure["data"][5]["hovertext"][0]
+
+
+def test_the_sweep_figure_overlays_several_runs_and_skips_empty_panes() -> None:
+    decode_only = charts.SweepSeries("decode only", [charts.SweepPointData(4096, decode_tokens_per_s=10.0)])
+
+    figure = charts.sweep_figure([seed_001_series("a"), seed_001_series("b"), decode_only])
+    only = charts.sweep_figure([decode_only])
+
+    assert len(figure["data"]) == 18
+    assert [t["showlegend"] for t in figure["data"][:3]] == [True, True, True]
+    assert len(only["data"]) == 1 and only["layout"]["grid"]["rows"] == 1
+    assert charts.sweep_figure([])["data"] == []
+
+
+def test_every_user_string_is_escaped_in_figures() -> None:
+    evil = "<img src=x onerror=alert(1)>"
+    figures = [
+        charts.sweep_figure([seed_001_series(evil)]),
+        charts.repetitions_figure(evil, [charts.RepetitionData(1, 10.0, 80.0, False)], mean=10.0),
+        charts.bar_figure([charts.BarItem(evil, 10.0, 1.0, detail=evil)]),
+        charts.distributions_figure(
+            [charts.DistributionSeries(evil, [1.0, 2.0]), charts.DistributionSeries(evil, [], 3)]
+        ),
+        charts.steps_figure([charts.StepData(evil, 6.1, evil)]),
+    ]
+
+    blob = json.dumps(figures)
+
+    assert "<img" not in blob
+    assert "&lt;img src=x onerror=alert(1)&gt;" in blob
+
+
+def test_repetitions_mark_failed_checks_and_acceptance_has_units() -> None:
+    reps = [charts.RepetitionData(1, 253.73, 89.0, True), charts.RepetitionData(2, 248.63, 86.2, False)]
+
+    strip = charts.repetitions_figure("run", reps, mean=251.18)
+    accept = charts.acceptance_figure(reps)
+
+    assert strip["data"][0]["marker"]["symbol"] == ["circle", "x"]
+    assert "output check failed" in strip["data"][0]["hovertext"][1]
+    assert strip["data"][1]["y"] == [251.18, 251.18]
+    assert accept["data"][0]["hovertext"][0] == "repetition 1<br>accept: 89.0 %"
+    assert charts.acceptance_figure([charts.RepetitionData(1, 10.0)])["data"] == []
+
+
+def test_the_bar_figure_keeps_the_ranking_order_with_error_bars() -> None:
+    figure = charts.bar_figure(
+        [
+            charts.BarItem("Qwen3.6 35B-A3B MTP", 249.30, 3.0),
+            charts.BarItem("no figure", None),
+            charts.BarItem("Nemotron NVFP4", 182.14),
+        ]
+    )
+
+    bar = figure["data"][0]
+    assert bar["y"] == ["1. Qwen3.6 35B-A3B MTP", "2. Nemotron NVFP4"]
+    assert bar["error_x"]["array"] == [3.0, 0]
+    assert bar["hovertext"][0] == "Qwen3.6 35B-A3B MTP<br>249.30 t/s ± 3.00 t/s (σ)"
+    assert figure["layout"]["yaxis"]["autorange"] == "reversed"
+
+
+def test_the_distribution_figure_jitters_deterministically() -> None:
+    series = [charts.DistributionSeries("a", [1.0, 2.0, 3.0])]
+
+    assert charts.distributions_figure(series) == charts.distributions_figure(series)
+    xs = charts.distributions_figure(series)["data"][0]["x"]
+    assert all(-0.2 < x < 0.2 for x in xs) and len(set(xs)) == 3

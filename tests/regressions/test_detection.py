@@ -1,0 +1,113 @@
+"""New-build detection against a real git repository (ls-remote for real) and
+dispatch to the rig's queue on the real Redis broker."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+from django_celery_beat.models import PeriodicTask
+
+from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.services.detection import NIGHTLY_RIG_TASK, subscription_check
+from leaderboard.regressions.tasks import NIGHTLY_TASK
+from leaderboard.results.models import Rig
+from runners.build import commits_between, ls_remote
+from tests.fixtures.celery_worker import queued_messages
+from tests.fixtures.regressions import Upstream
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _subscription(rig: Rig, url: str, **fields: Any) -> Subscription:
+    sub = Subscription.objects.create(rig=rig, repo_url=url, branch="master", build_flags="-DGGML_NATIVE=OFF", **fields)
+    ReferenceConfig.objects.create(
+        subscription=sub, name="gemma decode", spec={"server": {"model": "/models/gemma.gguf"}, "workload": {}}
+    )
+    return sub
+
+
+def test_ls_remote_returns_the_branch_head_and_none_for_a_missing_branch(small_upstream: Upstream) -> None:
+    assert ls_remote(small_upstream.url, "master") == small_upstream.head()
+    assert ls_remote(small_upstream.url, "no-such-branch") is None
+
+
+def test_commits_between_walks_the_range_oldest_first(small_upstream: Upstream) -> None:
+    first = small_upstream.head()
+    second = small_upstream.commit_file("a.txt", "a", "second", "2026-01-02T00:00:00+00:00")
+    third = small_upstream.commit_file("b.txt", "b", "third", "2026-01-03T00:00:00+00:00")
+    assert commits_between(small_upstream.path, first, third) == [second, third]
+
+
+def test_a_new_head_is_queued_once_on_the_rigs_queue(
+    small_upstream: Upstream, make_rig: Callable[..., Rig], celery_broker: redis.Redis
+) -> None:
+    rig = make_rig(name="nightly-rig")
+    sub = _subscription(rig, small_upstream.url)
+
+    first = subscription_check(subscription=sub)
+    again = subscription_check(subscription=sub)
+
+    assert first.reason == "queued" and first.build is not None
+    assert again.build is None and again.reason == "already tested on this rig"
+    build = BuildRecord.objects.get()
+    assert build.commit == small_upstream.head() and build.status == BuildStatus.QUEUED
+    build_run = BuildRun.objects.get(build=build)
+    messages = queued_messages(celery_broker, "rig.nightly-rig")
+    assert len(messages) == 1
+    assert messages[0]["headers"]["task"] == NIGHTLY_RIG_TASK
+    spec = messages[0]["args"][0]
+    assert spec["build"] == {
+        "id": build.pk,
+        "repo_url": small_upstream.url,
+        "commit": small_upstream.head(),
+        "flags": "-DGGML_NATIVE=OFF",
+        "jobs": 2,
+    }
+    assert spec["runs"][0]["run_uuid"] == str(build_run.run_uuid)
+    assert spec["runs"][0]["config"]["server"]["model"] == "/models/gemma.gguf"
+    sub.refresh_from_db()
+    assert sub.last_head == small_upstream.head()
+
+
+def test_a_later_commit_is_queued_with_the_previous_build_as_range_start(
+    small_upstream: Upstream, make_rig: Callable[..., Rig], celery_broker: redis.Redis
+) -> None:
+    sub = _subscription(make_rig(name="nightly-rig"), small_upstream.url)
+    old = subscription_check(subscription=sub).head
+    new = small_upstream.commit_file("c.txt", "c", "change", "2026-01-05T00:00:00+00:00")
+
+    result = subscription_check(subscription=sub)
+
+    assert result.build is not None and result.build.commit == new
+    assert result.build.previous_commit == old
+    assert len(queued_messages(celery_broker, "rig.nightly-rig")) == 2
+
+
+def test_an_unreachable_repository_is_reported_not_raised(make_rig: Callable[..., Rig], tmp_path: Any) -> None:
+    sub = _subscription(make_rig(name="nightly-rig"), str(tmp_path / "missing"))
+    result = subscription_check(subscription=sub)
+    assert result.build is None and result.reason.startswith("ls-remote failed")
+    assert not BuildRecord.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_the_nightly_schedule_is_a_periodic_task_made_by_the_migration() -> None:
+    task = PeriodicTask.objects.get(name="nightly regression")
+    assert task.task == NIGHTLY_TASK and task.enabled
+    assert task.crontab is not None and (task.crontab.hour, task.crontab.minute) == ("3", "0")
+
+
+def test_run_now_in_the_admin_queues_the_new_head(
+    small_upstream: Upstream, make_rig: Callable[..., Rig], celery_broker: redis.Redis, admin_client: Any
+) -> None:
+    sub = _subscription(make_rig(name="nightly-rig"), small_upstream.url)
+    response = admin_client.post(
+        "/admin/regressions/subscription/", {"action": "run_now", "_selected_action": [sub.pk]}, follow=True
+    )
+    assert response.status_code == 200
+    assert "queued" in response.content.decode()
+    assert BuildRecord.objects.filter(subscription=sub, commit=small_upstream.head()).exists()
+    assert len(queued_messages(celery_broker, "rig.nightly-rig")) == 1

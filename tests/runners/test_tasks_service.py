@@ -1,0 +1,70 @@
+"""The rig-side task run in-process (Celery's ``apply``) against a live
+Rigboard server: it reports the job it is given, and a redelivered job is
+aborted instead of run twice. The worker-process tests are in tests/jobs/."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.jobs.models import BenchmarkJob
+from leaderboard.jobs.services import job_dispatch_spec, job_status_update, jobs_enqueue
+from leaderboard.results.models import Rig, RigToken
+from runners.tasks import run_benchmark
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def rig_env(live_server, monkeypatch, make_rig, celery_broker, tmp_path):
+    rig = make_rig(name="bench-a")
+    _, raw = RigToken.issue(rig=rig)
+    monkeypatch.setenv("RIGBOARD_URL", live_server.url)
+    monkeypatch.setenv("RIGBOARD_TOKEN", raw)
+    monkeypatch.setenv("RIGBOARD_RIG", "bench-a")
+    monkeypatch.setenv("RIGBOARD_SPOOL_DIR", str(tmp_path / "spool"))
+    return rig
+
+
+def _job(rig: Rig, url: str = "http://127.0.0.1:9") -> BenchmarkJob:
+    spec = {"attach": {"url": url}, "workload": {"max_tokens": 16, "repetitions": 1, "warmup": 0}}
+    return jobs_enqueue(rig=rig, kind="suite", spec=spec, time_limit_s=120)
+
+
+def test_it_reports_a_job_that_cannot_reach_its_server_as_failed(rig_env):
+    job = _job(rig_env)
+    result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
+    job.refresh_from_db()
+    assert result["status"] == "failed" == job.status
+    assert job.error.startswith("ServerError: attach.url: cannot reach http://127.0.0.1:9")
+    assert job.started_at is not None and job.attempt
+
+
+def test_a_redelivered_job_is_aborted_not_run_twice(rig_env):
+    job = _job(rig_env)
+    job_status_update(job=job, status="running", attempt="lost-attempt", worker="bench-a@dead")
+    result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
+    job.refresh_from_db()
+    assert result["status"] == "aborted" == job.status
+    assert "already started by attempt lost-attempt on bench-a@dead" in job.error
+    assert "not run a second time" in job.error
+
+
+def test_a_job_aborted_before_it_starts_is_skipped(rig_env):
+    job = _job(rig_env)
+    job_status_update(job=job, status="aborted", error="aborted by ops")
+    result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
+    job.refresh_from_db()
+    assert result["status"] == "skipped" and job.status == "aborted" and job.error == "aborted by ops"
+
+
+def test_a_redelivered_job_whose_run_arrived_ends_as_its_run(rig_env):
+    from leaderboard.results.services.runs import run_create
+    from tests.fixtures.data import run_payload
+
+    job = _job(rig_env)
+    job_status_update(job=job, status="running", attempt="lost-attempt", worker="bench-a@dead")
+    run_create(rig=rig_env, **run_payload(run={"uuid": job.run_uuid, "status": "finished"}))
+    result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
+    job.refresh_from_db()
+    assert result["status"] == "finished" == job.status
+    assert job.progress == f"the worker was lost after delivering run {job.run_uuid}"
