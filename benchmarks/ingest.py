@@ -220,6 +220,7 @@ def start_gunicorn(env: dict[str, str], args: argparse.Namespace, port: int) -> 
         f"--worker-class={args.worker_class}",
         f"--threads={args.threads}",
         "--log-level=warning",
+        *args.gunicorn_arg,
     ]
     server = subprocess.Popen(command, cwd=ROOT, env=env)
     deadline = time.monotonic() + 60
@@ -253,6 +254,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--worker-class", default="gthread", choices=["sync", "gthread"])
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--gunicorn-arg", action="append", default=[], help="extra gunicorn option, e.g. --gunicorn-arg=--config=x.py"
+    )
     parser.add_argument("--keep-db", action="store_true", help="leave the benchmark database for inspection")
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.duration <= MAX_DURATION_S:

@@ -38,6 +38,18 @@ SORTS: dict[str, tuple[str, str]] = {
     "date": ("Date", "created_at"),
 }
 DEFAULT_SORT = "-decode"
+# Columns the ranked queryset never has NULL in (it requires a decode figure).
+NEVER_NULL = {
+    "decode_tokens_per_s_mean",
+    "n_samples",
+    "rig__name",
+    "stack__engine",
+    "model_file__name",
+    "model_file__quantization",
+    "configuration__speculative_type",
+    "provenance",
+    "created_at",
+}
 PER_PAGE_DEFAULT = 50
 PER_PAGE_MAX = 500
 
@@ -141,7 +153,11 @@ def runs_sort(queryset: QuerySet[Run], sort: str) -> QuerySet[Run]:
         first_gpu = RigGpu.objects.filter(rig=OuterRef("rig")).values("rig").annotate(m=Min("model")).values("m")
         queryset = queryset.annotate(gpu_sort=Subquery(first_gpu))
     field = F(expression)
-    order = field.desc(nulls_last=True) if descending else field.asc(nulls_last=True)
+    if expression in NEVER_NULL:
+        # No NULLs to place: plain DESC keeps the order the rank index stores.
+        order = field.desc() if descending else field.asc()
+    else:
+        order = field.desc(nulls_last=True) if descending else field.asc(nulls_last=True)
     return queryset.order_by(order, "-pk" if descending else "pk")
 
 

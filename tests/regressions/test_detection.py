@@ -3,11 +3,13 @@ dispatch to the rig's queue on the real Redis broker."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import redis
+from django.apps import apps as django_apps
 from django_celery_beat.models import PeriodicTask
 
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
@@ -93,8 +95,11 @@ def test_an_unreachable_repository_is_reported_not_raised(make_rig: Callable[...
     assert not BuildRecord.objects.exists()
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_nightly_schedule_is_a_periodic_task_made_by_the_migration() -> None:
+    # Transactional tests flush the data migrations' rows, so run its function again (it is idempotent).
+    migration = importlib.import_module("leaderboard.regressions.migrations.0002_nightly_schedule")
+    migration.create_schedule(django_apps, None)
+    migration.create_schedule(django_apps, None)
     task = PeriodicTask.objects.get(name="nightly regression")
     assert task.task == NIGHTLY_TASK and task.enabled
     assert task.crontab is not None and (task.crontab.hour, task.crontab.minute) == ("3", "0")

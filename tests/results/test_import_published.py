@@ -72,10 +72,6 @@ def _run(report_id: str) -> Run:
     return Run.objects.get(uuid=report_run_uuid(report_id))
 
 
-def _sweep_points_held_in_extra() -> int:
-    return sum(len(run.extra.get("sweep_points_without_ctx_tokens", [])) for run in Run.objects.all())
-
-
 def _write(tmp_path: Path, data: dict[str, Any]) -> Path:
     path = tmp_path / "published_results.json"
     path.write_text(json.dumps(data), encoding="utf-8")
@@ -89,7 +85,7 @@ def test_it_imports_every_figure_in_the_file():
     assert Run.objects.filter(provenance=Provenance.REPORTED).count() == len(DATA["reports"])
     assert Sample.objects.count() == sum(len(r["runs"]) for r in DATA["reports"])
     sweep_rows = sum(len(r["context_sweep"]) for r in DATA["reports"])
-    assert SweepPoint.objects.count() + _sweep_points_held_in_extra() == sweep_rows
+    assert SweepPoint.objects.count() == sweep_rows
     assert PublishedComparison.objects.count() == len(DATA["comparisons"])
     assert PublishedComparisonRow.objects.count() == sum(len(c["rows"]) for c in DATA["comparisons"])
     assert PublishedExperiment.objects.count() == len(DATA["experiments"])
@@ -178,17 +174,10 @@ def test_sweep_rows_keep_their_labels_notes_and_delta():
     for report_id, report in REPORTS.items():
         run = _run(report_id)
         stored = {p.ctx_label: p for p in run.sweep_points.all()}
-        held = {p["ctx_label"]: p for p in run.extra.get("sweep_points_without_ctx_tokens", [])}
-        assert len(stored) + len(held) == len(report["context_sweep"])
+        assert len(stored) == len(report["context_sweep"])
         for row in report["context_sweep"]:
-            point = stored.get(row["ctx_label"])
-            values = (
-                (point.ctx_tokens, point.decode_tokens_per_s, point.tokens_per_kwh, point.note)
-                if point
-                else tuple(
-                    held[row["ctx_label"]][k] for k in ("ctx_tokens", "decode_tokens_per_s", "tokens_per_kwh", "note")
-                )
-            )
+            point = stored[row["ctx_label"]]
+            values = (point.ctx_tokens, point.decode_tokens_per_s, point.tokens_per_kwh, point.note)
             assert values[:3] == (row["ctx_tokens"], row["decode_tokens_per_s"], row["decode_tokens_per_kwh"])
             if row["note"]:
                 assert row["note"] in values[3]

@@ -135,7 +135,9 @@ class SweepPoint(models.Model):
     """One depth of a context sweep."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="sweep_points")
-    ctx_tokens = models.PositiveIntegerField()
+    # Null only for published rows whose article gave a label ("198K") but no
+    # exact token count; measured points always carry it.
+    ctx_tokens = models.PositiveIntegerField(null=True, blank=True)
     ctx_label = models.CharField(max_length=32, blank=True)
     prefill_tokens_per_s = models.FloatField(null=True, blank=True)
     decode_tokens_per_s = models.FloatField(null=True, blank=True)

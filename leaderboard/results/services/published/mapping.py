@@ -34,13 +34,12 @@ from leaderboard.results.models import (
     Source,
     SpeculativeType,
     SummarySource,
-    SweepPoint,
 )
 
 FORMAT = "published-results/1"
 # Part of every report's content hash: bump it when the mapping below changes, so the next
 # import re-stores reports that were imported under the old mapping.
-IMPORTER_VERSION = 1
+IMPORTER_VERSION = 2
 RUN_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:rigboard:published-results")
 AS_PUBLISHED_WORKLOAD = "as-published"
 AS_PUBLISHED_DESCRIPTION = "Figures as an article published them; the article names no standard workload."
@@ -175,8 +174,7 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
             }
         )
 
-    sweep_points, unplaced = [], []
-    ctx_tokens_nullable = SweepPoint._meta.get_field("ctx_tokens").null
+    sweep_points = []
     for point in report["context_sweep"]:
         pw = f"{where}: context_sweep[{point.get('ctx_label')}]"
         note_parts = [read_text(point.get("note"), f"{pw}.note")]
@@ -193,12 +191,9 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
             "tokens_per_kwh": read_number(point.get("decode_tokens_per_kwh"), f"{pw}.decode_tokens_per_kwh"),
             "note": "; ".join(p for p in note_parts if p),
         }
-        # An article that prints only '198K' gives no token count, and none is invented: until
-        # SweepPoint.ctx_tokens accepts null, such a point is kept in Run.extra instead.
-        if values["ctx_tokens"] is None and not ctx_tokens_nullable:
-            unplaced.append(values)
-        else:
-            sweep_points.append(values)
+        # An article that prints only '198K' gives no token count, and none is
+        # invented: such a point is stored with ctx_tokens null and its label.
+        sweep_points.append(values)
 
     run: dict[str, Any] = {
         "uuid": report_run_uuid(rid),
@@ -214,7 +209,6 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
             "stack_notes": stack_notes,
             "rig_notes": read_text(report["rig"].get("notes"), f"{where}: rig.notes"),
             "workload_prompt_summary": read_text(workload.get("prompt_summary"), f"{where}: prompt_summary"),
-            **({"sweep_points_without_ctx_tokens": unplaced} if unplaced else {}),
         },
     }
     if not samples:
