@@ -48,7 +48,7 @@ pytest:
 test: install-dev lint typecheck migrations-check pytest
 
 bench-ingest:
-	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python benchmarks/ingest.py
+	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python benchmarks/ingest.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles test-artifacts

@@ -225,9 +225,10 @@ def build(spec: BuildSpec, cache_dir: Path) -> BuildResult:
             build_cmd = ["cmake", "--build", str(build_dir), "--target", spec.target, "-j", str(spec.jobs)]
             rc = _run_logged(build_cmd, log, remaining)
         elapsed = round(time.monotonic() - started, 3)
-        binary = build_dir / "bin" / spec.target
+        # llama.cpp puts executables in bin/; a plain CMake project at the top.
+        binary = next((p for p in (build_dir / "bin" / spec.target, build_dir / spec.target) if p.is_file()), None)
         binary_path = ""
-        if rc == 0 and binary.is_file():
+        if rc == 0 and binary is not None:
             shutil.copy2(binary, out_dir / spec.target)
             binary_path = str(out_dir / spec.target)
         result = BuildResult(

@@ -87,9 +87,13 @@ def nightly_build_and_bench(
     for entry in spec.get("runs") or []:
         row: dict[str, Any] = {"build_run_id": entry.get("build_run_id"), "run_uuid": entry.get("run_uuid")}
         try:
-            config = run_config(entry, built=built, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or "")
+            config = run_config(
+                entry, built=built, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or ""
+            )
             result = run_job(config)
-            row.update(status=result.get("status"), delivered=result.get("delivered"), error=result.get("failure_reason") or "")
+            row.update(
+                status=result.get("status"), delivered=result.get("delivered"), error=result.get("failure_reason") or ""
+            )
         except Exception as exc:  # one broken reference config must not cost the others their runs
             logger.exception("nightly run %s failed", entry.get("name"))
             row.update(status="failed", delivered="not_posted", error=f"{type(exc).__name__}: {exc}")

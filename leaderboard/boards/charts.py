@@ -50,7 +50,7 @@ def _base_layout(**extra: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SweepPointData:
-    ctx_tokens: int
+    ctx_tokens: int | None
     ctx_label: str = ""
     prefill_tokens_per_s: float | None = None
     decode_tokens_per_s: float | None = None
@@ -102,7 +102,7 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
     left out; with no data at all the figure has no traces."""
     points = [pt for s in series for pt in s.points]
     panes = [p for p in SWEEP_PANES if any(p.x(pt) is not None and p.y(pt) is not None for pt in points)]
-    ticks = sorted({(pt.ctx_tokens, pt.ctx_label or _ctx_label(pt.ctx_tokens)) for pt in points})
+    ticks = sorted({(pt.ctx_tokens, pt.ctx_label or _ctx_label(pt.ctx_tokens)) for pt in points if pt.ctx_tokens})
     ticks = [t for i, t in enumerate(ticks) if i == 0 or t[0] != ticks[i - 1][0]]
     rows = max(1, math.ceil(len(panes) / columns))
     data: list[dict[str, Any]] = []
@@ -122,7 +122,7 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
         for s_index, s in enumerate(series):
             pts = [pt for pt in s.points if pane.x(pt) is not None and pane.y(pt) is not None]
             hover = [
-                f"{_esc(s.label)}<br>{_esc(pt.ctx_label or pt.ctx_tokens)} context"
+                f"{_esc(s.label)}<br>{_esc(pt.ctx_label or pt.ctx_tokens or '?')} context"
                 f"<br>{pane.y_title}: {_fmt(pane.y(pt))} {pane.y_unit}"
                 + (f"<br>power: {_fmt(pt.power_w, 0)} W" if pane.x_unit == "W" else "")
                 for pt in pts

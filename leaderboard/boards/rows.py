@@ -1,7 +1,7 @@
 """A run as the pages show it: one flat row with every leaderboard column,
-built from a Run whose related rows were fetched with it (see
-``selectors.leaderboard.RUN_RELATED``). The same row feeds the HTML table, the
-CSV and the JSON export, so the three cannot disagree."""
+built from plain values (``selectors.leaderboard.rows_by_ids``) or from a Run
+loaded with its related rows (``run_row``). The same row feeds the HTML table,
+the CSV and the JSON export, so the three cannot disagree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from leaderboard.results.models import Configuration, ModelFile, Run, SpeculativeType
+from leaderboard.results.models import Configuration, Engine, ModelFile, Run, SpeculativeType
 
 
 def electricity_usd_per_mtok(tokens_per_kwh: float | None, usd_per_kwh: float) -> float | None:
@@ -25,26 +25,51 @@ def _params(value: float | None) -> str:
     return f"{value:g}B"
 
 
-def model_class(model_file: ModelFile, configuration: Configuration) -> str:
+ENGINE_LABELS = dict(Engine.choices)
+SPEC_LABELS = dict(SpeculativeType.choices)
+
+
+def class_label(
+    *,
+    total_params_b: float | None,
+    active_params_b: float | None,
+    architecture: str,
+    speculative_type: str,
+    weight_format: str,
+) -> str:
     """Return a short class like seed 004's ``35B MoE-A3B + MTP`` or ``27B dense + DFlash``.
 
     Parts that are unknown are left out; the speculative type wins over the
     weight format as the suffix because it moves decode speed the most."""
-    size = _params(model_file.total_params_b)
-    arch = model_file.architecture
-    if arch == "moe":
-        body = "MoE" + (f"-A{_params(model_file.active_params_b)}" if model_file.active_params_b else "")
-    elif arch in ("dense", "hybrid"):
-        body = arch
+    size = _params(total_params_b)
+    if architecture == "moe":
+        body = "MoE" + (f"-A{_params(active_params_b)}" if active_params_b else "")
+    elif architecture in ("dense", "hybrid"):
+        body = architecture
     else:
         body = ""
     head = " ".join(p for p in (size, body) if p)
-    spec = configuration.speculative_type
-    if spec and spec not in (SpeculativeType.NONE, SpeculativeType.UNKNOWN):
-        suffix = configuration.get_speculative_type_display()
+    if speculative_type and speculative_type not in (SpeculativeType.NONE, SpeculativeType.UNKNOWN):
+        suffix = SPEC_LABELS.get(speculative_type, speculative_type)
     else:
-        suffix = model_file.weight_format if model_file.weight_format not in ("", "GGUF") else ""
+        suffix = weight_format if weight_format not in ("", "GGUF") else ""
     return " + ".join(p for p in (head, suffix) if p)
+
+
+def model_class(model_file: ModelFile, configuration: Configuration) -> str:
+    """Return ``class_label`` for a model file run with a configuration."""
+    return class_label(
+        total_params_b=model_file.total_params_b,
+        active_params_b=model_file.active_params_b,
+        architecture=model_file.architecture,
+        speculative_type=configuration.speculative_type,
+        weight_format=model_file.weight_format,
+    )
+
+
+def gpu_label(gpus: list[tuple[str, int]]) -> str:
+    """Return e.g. ``6× RTX 3090`` or ``RTX 3090 Ti + RTX 3090`` from (model, count) groups, like Rig.gpu_summary."""
+    return " + ".join(f"{count}× {model}" if count > 1 else model for model, count in gpus)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from leaderboard.boards.selectors.published import comparison_detail, comparison
 from leaderboard.boards.selectors.runs import parse_run_ids, run_detail, runs_for_compare, sweep_rows
 
 COLUMN_ORDER = [
-    "rig", "gpu", "engine", "model", "quant", "spec", "accept", "ctx",
-    "decode", "n", "stdev", "range", "power", "tpkwh", "cost", "provenance", "date",
+    "rig", "model", "decode", "n", "stdev", "range", "gpu", "engine", "quant", "spec", "accept", "ctx",
+    "power", "tpkwh", "cost", "provenance", "date",
 ]  # fmt: skip
 
 

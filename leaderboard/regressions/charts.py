@@ -86,8 +86,13 @@ def metric_figure(points: Sequence[TimelinePoint], attr: str, title: str, unit: 
          "text": [_hover(p, y, unit) for p, y in zip(points, ys, strict=True)], "hoverinfo": "text"}
     )  # fmt: skip
     if attr == "decode_tokens_per_s_mean":
-        for kind, color, symbol in (("regression", "#d62728", "triangle-down"), ("improvement", "#2ca02c", "triangle-up")):
-            marked = [(x, y, p) for x, y, p in zip(xs, ys, points, strict=True) if p.verdict_kind == kind and y is not None]
+        for kind, color, symbol in (
+            ("regression", "#d62728", "triangle-down"),
+            ("improvement", "#2ca02c", "triangle-up"),
+        ):
+            marked = [
+                (x, y, p) for x, y, p in zip(xs, ys, points, strict=True) if p.verdict_kind == kind and y is not None
+            ]
             if marked:
                 data.append(
                     {"type": "scatter", "mode": "markers", "name": kind, "x": [m[0] for m in marked],

@@ -72,7 +72,7 @@ def timeline_get(*, subscription_id: int, reference_id: int) -> Timeline:
     verdicts = {v.build_id: v for v in Verdict.objects.filter(build__in=builds, reference_config=reference)}
     points = []
     for build in builds:
-        run = runs.get(run_uuids.get(build.pk)) if build.pk in run_uuids else None
+        run = runs.get(run_uuids[build.pk]) if build.pk in run_uuids else None
         verdict = verdicts.get(build.pk)
         points.append(
             TimelinePoint(

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import Prefetch, QuerySet
 from django.http import QueryDict
 
 from leaderboard.boards.filters import (
@@ -20,35 +20,15 @@ from leaderboard.boards.filters import (
     runs_filter,
     runs_sort,
 )
-from leaderboard.boards.rows import LeaderboardRow, run_row
-from leaderboard.results.models import Rig, RigGpu, Run, RunStatus
-
-RUN_RELATED = ("rig", "stack", "model_file", "configuration", "workload", "source")
-# Large columns no table shows; the run page loads them.
-RUN_DEFERRED = (
-    "fingerprint",
-    "server_log_tail",
-    "extra",
-    "notes",
-    "failure_reason",
-    "configuration__command_line",
-    "configuration__tensor_overrides",
-    "configuration__extra_args",
-    "stack__notes",
-    "workload__description",
-    "rig__notes",
+from leaderboard.boards.rows import (
+    ENGINE_LABELS,
+    SPEC_LABELS,
+    LeaderboardRow,
+    class_label,
+    electricity_usd_per_mtok,
+    gpu_label,
 )
-
-
-def ranked_runs() -> QuerySet[Run]:
-    """Return finished runs with a decode figure, with what a row shows fetched in
-    two queries (the runs, then their rigs' GPUs)."""
-    return (
-        Run.objects.filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
-        .select_related(*RUN_RELATED)
-        .defer(*RUN_DEFERRED)
-        .prefetch_related(Prefetch("rig__gpus", queryset=RigGpu.objects.order_by("position", "id")))
-    )
+from leaderboard.results.models import Rig, RigGpu, Run, RunStatus
 
 
 def usd_per_kwh_from(raw: Any) -> float:
@@ -62,15 +42,100 @@ def usd_per_kwh_from(raw: Any) -> float:
     return value
 
 
+class CappedPaginator(Paginator):
+    """A paginator that counts at most ``COUNT_CAP`` matches: past that, an exact
+    count costs a scan of every matching run on each page view while nobody
+    pages through 10,000 rows. ``capped`` says the true count is larger."""
+
+    COUNT_CAP = 10_000
+    capped = False
+
+    @cached_property
+    def count(self) -> int:
+        # Unordered: counting needs no ORDER BY, and without one PostgreSQL counts from the rank index.
+        found = self.object_list.order_by()[: self.COUNT_CAP + 1].count()  # type: ignore[attr-defined]
+        self.capped = found > self.COUNT_CAP
+        return min(found, self.COUNT_CAP)
+
+
 @dataclass(frozen=True)
 class LeaderboardView:
     form: LeaderboardFilterForm
     rows: list[LeaderboardRow]
-    page: Page[Run] | None
+    page: Page[int] | None
     sort: str
     per_page: int
     usd_per_kwh: float
     total: int
+    capped: bool = False
+
+
+ROW_VALUES = (
+    "pk", "rig_id", "rig__name", "stack__engine", "stack__build", "model_file__name", "model_file__quantization",
+    "model_file__weight_format", "model_file__architecture", "model_file__total_params_b",
+    "model_file__active_params_b", "configuration__speculative_type", "configuration__ctx_size", "workload__name",
+    "workload__version", "acceptance_pct", "n_samples", "decode_tokens_per_s_mean", "decode_tokens_per_s_stdev",
+    "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
+    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at",
+)  # fmt: skip
+
+
+def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
+    """Return the leaderboard rows of these runs in the order of ``ids``, in two
+    queries (the runs' columns, their rigs' GPUs). Plain values, not model
+    instances: building seven model objects per row cost more than the SQL."""
+    values = {v["pk"]: v for v in Run.objects.filter(pk__in=ids).order_by().values(*ROW_VALUES)}
+    gpus: dict[int, list[tuple[str, int]]] = {}
+    rig_ids = {v["rig_id"] for v in values.values()}
+    for rig_id, model, count in (
+        RigGpu.objects.filter(rig_id__in=rig_ids)
+        .order_by("rig_id", "position", "id")
+        .values_list("rig_id", "model", "count")
+    ):
+        gpus.setdefault(rig_id, []).append((model, count))
+    rows = []
+    for run_id in ids:
+        v = values.get(run_id)
+        if v is None:
+            continue
+        rows.append(
+            LeaderboardRow(
+                run_id=run_id,
+                rig_id=v["rig_id"],
+                rig=v["rig__name"],
+                gpus=gpu_label(gpus.get(v["rig_id"], [])),
+                engine=ENGINE_LABELS.get(v["stack__engine"], v["stack__engine"]),
+                build=v["stack__build"],
+                model=v["model_file__name"],
+                model_class=class_label(
+                    total_params_b=v["model_file__total_params_b"],
+                    active_params_b=v["model_file__active_params_b"],
+                    architecture=v["model_file__architecture"],
+                    speculative_type=v["configuration__speculative_type"],
+                    weight_format=v["model_file__weight_format"],
+                ),
+                quantization=v["model_file__quantization"],
+                weight_format=v["model_file__weight_format"],
+                speculative_type=SPEC_LABELS.get(v["configuration__speculative_type"], ""),
+                acceptance_pct=v["acceptance_pct"],
+                ctx_size=v["configuration__ctx_size"],
+                workload=f"{v['workload__name']} v{v['workload__version']}",
+                n=v["n_samples"],
+                decode_tokens_per_s_mean=v["decode_tokens_per_s_mean"],
+                decode_tokens_per_s_stdev=v["decode_tokens_per_s_stdev"],
+                decode_tokens_per_s_min=v["decode_tokens_per_s_min"],
+                decode_tokens_per_s_max=v["decode_tokens_per_s_max"],
+                decode_tokens_per_s_range=v["decode_tokens_per_s_range"],
+                power_w_mean=v["power_w_mean"],
+                tokens_per_kwh=v["tokens_per_kwh"],
+                electricity_usd_per_mtok=electricity_usd_per_mtok(v["tokens_per_kwh"], usd_per_kwh),
+                provenance=v["provenance"],
+                source_title=v["source__title"] or "",
+                source_url=v["source__url"] or "",
+                date=v["created_at"],
+            )
+        )
+    return rows
 
 
 def leaderboard_view(params: QueryDict) -> LeaderboardView:
@@ -84,11 +149,15 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     usd_per_kwh = usd_per_kwh_from(params.get("usd_per_kwh"))
     if not form.is_valid():
         return LeaderboardView(form, [], None, sort, per_page, usd_per_kwh, 0)
-    queryset = runs_sort(runs_filter(ranked_runs(), form.cleaned_data), sort)
-    paginator = Paginator(queryset, per_page)
+    # Rank on the runs table alone (joining only what a filter or the sort
+    # needs), then load the page's rows with everything they show: ordering
+    # 100k joined rows to keep 50 costs far more than ordering the ids.
+    base = Run.objects.filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    ids = runs_sort(runs_filter(base, form.cleaned_data), sort).values_list("pk", flat=True)
+    paginator = CappedPaginator(ids, per_page)
     page = paginator.get_page(params.get("page"))
-    rows = [run_row(run, usd_per_kwh=usd_per_kwh) for run in page.object_list]
-    return LeaderboardView(form, rows, page, sort, per_page, usd_per_kwh, paginator.count)
+    rows = rows_by_ids(list(page.object_list), usd_per_kwh=usd_per_kwh)
+    return LeaderboardView(form, rows, page, sort, per_page, usd_per_kwh, paginator.count, paginator.capped)
 
 
 @dataclass(frozen=True)
@@ -105,21 +174,24 @@ def rig_board(*, rig_id: int, usd_per_kwh: float, limit: int = 50) -> RigBoard |
     rig = Rig.objects.prefetch_related("gpus").filter(pk=rig_id).first()
     if rig is None:
         return None
-    runs = ranked_runs().filter(rig_id=rig_id)
-    # DISTINCT ON keeps the first row of each configuration group in this order: its fastest run.
-    best_ids = (
-        runs.order_by(
-            "stack_id", "model_file_id", "configuration_id", "workload_id", "-decode_tokens_per_s_mean", "-pk"
-        )
-        .distinct("stack_id", "model_file_id", "configuration_id", "workload_id")
-        .values("pk")
+    runs = Run.objects.filter(
+        rig_id=rig_id, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False
+    ).order_by()
+    # DISTINCT ON keeps the first row of each configuration group in this order:
+    # its fastest run. Ranked on the runs table alone; the page's rows are loaded after.
+    groups = ("stack_id", "model_file_id", "configuration_id", "workload_id")
+    best_of_each = runs.order_by(*groups, "-decode_tokens_per_s_mean", "-pk").distinct(*groups).values("pk")
+    best_ids = list(
+        runs.filter(pk__in=best_of_each)
+        .order_by("-decode_tokens_per_s_mean", "-pk")
+        .values_list("pk", flat=True)[:limit]
     )
-    best = runs.filter(pk__in=best_ids).order_by("-decode_tokens_per_s_mean", "-pk")[:limit]
-    history = runs.order_by("-created_at", "-pk")[:limit]
+    history_ids = list(runs.order_by("-created_at", "-pk").values_list("pk", flat=True)[:limit])
+    rows = {row.run_id: row for row in rows_by_ids([*best_ids, *history_ids], usd_per_kwh=usd_per_kwh)}
     return RigBoard(
         rig=rig,
-        best=[run_row(r, usd_per_kwh=usd_per_kwh) for r in best],
-        history=[run_row(r, usd_per_kwh=usd_per_kwh) for r in history],
+        best=[rows[i] for i in best_ids if i in rows],
+        history=[rows[i] for i in history_ids if i in rows],
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import template
 from django.http import QueryDict
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 register = template.Library()
@@ -120,3 +121,66 @@ def provenance_badge(row: Any) -> str:
         title = row.source_title if len(row.source_title) <= 32 else row.source_title[:31] + "…"
         return format_html('{} <span class="source-title" title="{}">{}</span>', badge, row.source_title, title)
     return badge
+
+
+_PLACEHOLDER_PK = 987654321
+
+
+def _object_url(context: template.Context, name: str, pk: int) -> str:
+    # reverse() costs more than rendering a whole row; reverse once per page
+    # with a placeholder id and substitute (the script prefix stays honoured).
+    render_context: Any = context.render_context
+    cache: dict[str, str] = render_context.setdefault("boards_url_patterns", {})
+    if name not in cache:
+        cache[name] = reverse(name, args=[_PLACEHOLDER_PK])
+    return cache[name].replace(str(_PLACEHOLDER_PK), str(int(pk)))
+
+
+@register.simple_tag(takes_context=True)
+def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
+    """Return one leaderboard row's cells, in the views' COLUMN_ORDER, built in
+    Python with format_html (every value escaped): the template engine spends
+    ~1 ms per row on these 19 cells, a quarter of the page's time budget at 50 rows."""
+    run_url = _object_url(context, "boards:run", row.run_id)
+    rig_url = _object_url(context, "boards:rig", row.rig_id)
+    if row.decode_tokens_per_s_min is not None:
+        spread = f"{num(row.decode_tokens_per_s_min, 1)}–{num(row.decode_tokens_per_s_max, 1)}"
+    else:
+        spread = "–"
+    model_class = format_html('<br><span class="muted">{}</span>', row.model_class) if row.model_class else ""
+    weight = format_html(' <span class="muted">{}</span>', row.weight_format) if row.weight_format else ""
+    return format_html(
+        '<td class="pick"><input type="checkbox" name="runs" value="{run_id}" aria-label="compare run {run_id}"></td>'
+        '<td class="rank"><a href="{run_url}">{rank}</a></td>'
+        '<td class="name"><a href="{rig_url}">{rig}</a></td>'
+        '<td class="name wide"><a href="{run_url}">{model}</a>{model_class}</td>'
+        '<td class="num strong">{decode}</td><td class="num">{n}</td><td class="num">{stdev}</td>'
+        '<td class="num">{spread}</td><td class="name">{gpus}</td>'
+        '<td class="name">{engine} <span class="muted">{build}</span></td><td>{quant}{weight}</td><td>{spec}</td>'
+        '<td class="num">{accept}</td><td class="num">{ctx}</td><td class="num">{power}</td>'
+        '<td class="num">{tpkwh}</td><td class="num">{cost}</td><td>{badge}</td><td class="date">{date}</td>',
+        run_id=row.run_id,
+        run_url=run_url,
+        rank=rank,
+        rig_url=rig_url,
+        rig=row.rig,
+        model=row.model,
+        model_class=model_class,
+        decode=num(row.decode_tokens_per_s_mean, 2),
+        n=row.n or "–",
+        stdev=num(row.decode_tokens_per_s_stdev, 2),
+        spread=spread,
+        gpus=row.gpus,
+        engine=row.engine,
+        build=row.build,
+        quant=row.quantization,
+        weight=weight,
+        spec=row.speculative_type,
+        accept=num(row.acceptance_pct),
+        ctx=num(row.ctx_size, 0),
+        power=num(row.power_w_mean, 0),
+        tpkwh=num(row.tokens_per_kwh, 0),
+        cost=num(row.electricity_usd_per_mtok, 2),
+        badge=provenance_badge(row),
+        date=row.date.strftime("%Y-%m-%d"),
+    )

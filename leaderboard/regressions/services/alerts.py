@@ -9,6 +9,7 @@ task until RIGBOARD_ALERT_MAX_ATTEMPTS, then marked failed."""
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 import requests
 from django.conf import settings
@@ -98,8 +99,7 @@ def alerts_queue_for(*, verdict: Verdict) -> list[AlertDelivery]:
     deliveries = alerts_create_for(verdict=verdict)
     for delivery in deliveries:
         if delivery.status == AlertStatus.PENDING:
-            pk = delivery.pk
-            transaction.on_commit(lambda pk=pk: deliver_alert.delay(pk))
+            transaction.on_commit(partial(deliver_alert.delay, delivery.pk))
     return deliveries
 
 

@@ -24,7 +24,12 @@ def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list
     "build": BuildResult fields, "runs": [{"build_run_id", "status", "error"}]}``.
     A failed build is recorded with its log and gets no verdicts. Return the
     build and the verdicts made; raise ApplicationError for an unknown build."""
-    build = BuildRecord.objects.select_related("subscription__rig").filter(pk=report.get("build_id")).first()
+    build_id = report.get("build_id")
+    build = (
+        BuildRecord.objects.select_related("subscription__rig").filter(pk=build_id).first()
+        if isinstance(build_id, int)
+        else None
+    )
     if build is None:
         raise ApplicationError(f"no build {report.get('build_id')!r}", field="build_id", status_code=404)
     status = str(report.get("status") or "")

@@ -51,8 +51,12 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
             "jobs": sub.build_jobs,
         },
         "runs": [
-            {"build_run_id": br.pk, "run_uuid": str(br.run_uuid), "name": br.reference_config.name,
-             "config": br.reference_config.spec}
+            {
+                "build_run_id": br.pk,
+                "run_uuid": str(br.run_uuid),
+                "name": br.reference_config.name,
+                "config": br.reference_config.spec,
+            }
             for br in build.build_runs.select_related("reference_config")
         ],
         "rig": sub.rig.name,

