@@ -10,7 +10,7 @@ from django.http import HttpRequest
 
 from leaderboard.jobs.specs import spec_validate
 from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildRun, ReferenceConfig, Subscription, Verdict
-from leaderboard.regressions.services.detection import subscription_check
+from leaderboard.regressions.services.detection import nightly_schedule_ensure, subscription_check
 from leaderboard.results.services.runs import ApplicationError
 
 
@@ -24,7 +24,13 @@ class SubscriptionAdmin(admin.ModelAdmin):
     list_display = ["rig", "repo_url", "branch", "build_flags", "is_active", "last_head", "last_checked_at"]
     list_filter = ["is_active", "rig"]
     inlines = [ReferenceConfigInline]
+    readonly_fields = ["last_head", "last_checked_at", "created_at"]
     actions = ["run_now"]
+
+    def save_model(self, request: HttpRequest, obj: Subscription, form: object, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        # A subscription without the beat entry would never be checked.
+        nightly_schedule_ensure()
 
     @admin.action(description="Run now: look up the branch head and queue a build if it is new")
     def run_now(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:

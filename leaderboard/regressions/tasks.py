@@ -13,9 +13,8 @@ from celery import Task, shared_task
 from leaderboard.regressions.models import Subscription
 from leaderboard.regressions.services.alerts import AlertSendError, alert_attempt
 from leaderboard.regressions.services.builds import build_report_record
-from leaderboard.regressions.services.detection import subscription_check, subscriptions_check_all
+from leaderboard.regressions.services.detection import NIGHTLY_TASK, subscription_check, subscriptions_check_all
 
-NIGHTLY_TASK = "regressions.nightly_check"
 RETRY_BASE_S = 30
 IN_TASK_PAUSES_S = (1.0, 2.0)
 

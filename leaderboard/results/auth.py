@@ -44,9 +44,11 @@ class RigTokenAuthentication(authentication.BaseAuthentication):
 
     def token_for(self, raw: str) -> RigToken:
         """Return the active RigToken whose hash matches ``raw``; raise AuthenticationFailed otherwise."""
-        token = RigToken.objects.select_related("rig").filter(key_hash=hash_token(raw)).first()
-        if token is None:
-            raise exceptions.AuthenticationFailed("Invalid token.")
+        try:
+            # .get(), not .first(): no ORDER BY for a lookup by a unique key.
+            token = RigToken.objects.select_related("rig").get(key_hash=hash_token(raw))
+        except RigToken.DoesNotExist:
+            raise exceptions.AuthenticationFailed("Invalid token.") from None
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("This token has been revoked.")
         now = timezone.now()

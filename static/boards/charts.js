@@ -17,8 +17,8 @@
       var panes = layout.grid.rows * layout.grid.columns;
       layout.grid.columns = 1;
       layout.grid.rows = panes;
-      layout.grid.ygap = 0.25;
-      layout.height = 260 * panes;
+      layout.grid.ygap = 0.4;
+      layout.height = 330 * panes;
     }
     window.Plotly.newPlot(el, figure.data, layout, {responsive: true, displaylogo: false});
     el.setAttribute("data-drawn", "true");

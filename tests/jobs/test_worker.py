@@ -62,12 +62,12 @@ def test_a_rig_worker_runs_its_job_and_the_run_appears(
 ):
     rig, raw = rig_with_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
-    job_id = _queue(staff_client, "bench-a", attach_spec(gemma_server.base_url, max_tokens=16, repetitions=2))
+    job_id = _queue(staff_client, "bench-a", attach_spec(gemma_server.base_url, max_tokens=16, repetitions=1))
     job = wait_for_job(job_id, lambda j: j.is_terminal, worker=worker)
     assert job.status == "finished", (job.error, worker.log()[-3000:])
     run = Run.objects.get(uuid=job.run_uuid)
-    assert run.rig == rig and run.status == "finished" and run.n_samples == 2
-    assert run.samples.filter(tokens_generated__gt=0).count() == 2
+    assert run.rig == rig and run.status == "finished" and run.n_samples == 1
+    assert run.samples.get().tokens_generated > 0
     detail = staff_client.get(f"/api/jobs/{job_id}/").json()
     assert detail["status"] == "finished" and detail["run"]["status"] == "finished"
     assert detail["progress"].startswith("run finished, posted")

@@ -91,3 +91,31 @@ def test_llama_server_is_built_for_real_from_the_llama_cpp_tree(
     version = subprocess.run([result.binary_path, "--version"], capture_output=True, text=True, timeout=60)
     assert version.returncode == 0
     assert head[:7] in (version.stdout + version.stderr)
+
+
+def test_the_nightly_run_config_points_the_reference_at_the_new_binary_and_commit() -> None:
+    from runners.build import BuildResult
+    from runners.celery_app import RigEnv
+    from runners.nightly import run_config
+
+    built = BuildResult(
+        commit="c" * 40, status=BUILT, build_time_s=1.0, compiler="g++", log_tail="", binary_path="/b/llama-server"
+    )
+    env = RigEnv("redis://x", "http://svc", "rb_secret", "rig-1", "", 60, 10)
+    entry: dict[str, Any] = {
+        "run_uuid": "u-1",
+        "config": {"server": {"model": "/m.gguf", "binary": "old"}, "stack": {"image": "img"}},
+    }
+
+    config = run_config(entry, built=built, flags="-DGGML_CUDA=ON", env=env, service_url="http://from-job")
+
+    assert config["server"] == {"model": "/m.gguf", "binary": "/b/llama-server"}
+    assert config["stack"] == {
+        "image": "img",
+        "engine": "llama.cpp",
+        "build": "c" * 40,
+        "build_flags": "-DGGML_CUDA=ON",
+    }
+    assert config["service"] == {"url": "http://svc", "token": "rb_secret", "rig": "rig-1"}
+    assert config["run_uuid"] == "u-1"
+    assert entry["config"]["server"]["binary"] == "old"  # the spec itself is left alone

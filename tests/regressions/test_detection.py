@@ -105,6 +105,25 @@ def test_the_nightly_schedule_is_a_periodic_task_made_by_the_migration() -> None
     assert task.crontab is not None and (task.crontab.hour, task.crontab.minute) == ("3", "0")
 
 
+def test_saving_a_subscription_in_the_admin_restores_a_deleted_schedule(
+    small_upstream: Upstream, make_rig: Callable[..., Rig], admin_client: Any
+) -> None:
+    PeriodicTask.objects.filter(name="nightly regression").delete()
+    rig = make_rig(name="nightly-rig")
+    response = admin_client.post(
+        "/admin/regressions/subscription/add/",
+        {
+            "rig": rig.pk, "repo_url": small_upstream.url, "branch": "master", "build_flags": "-DGGML_CUDA=ON",
+            "is_active": "on", "alpha": "0.01", "threshold_pct": "3", "baseline_mode": "previous",
+            "baseline_builds": "5", "build_jobs": "2", "webhook_url": "", "alert_emails": "",
+            "reference_configs-TOTAL_FORMS": "0", "reference_configs-INITIAL_FORMS": "0",
+        },
+    )  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Subscription.objects.get().build_flags == "-DGGML_CUDA=ON"
+    assert PeriodicTask.objects.get(name="nightly regression").task == NIGHTLY_TASK
+
+
 def test_run_now_in_the_admin_queues_the_new_head(
     small_upstream: Upstream, make_rig: Callable[..., Rig], celery_broker: redis.Redis, admin_client: Any
 ) -> None:

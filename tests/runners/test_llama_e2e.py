@@ -68,8 +68,10 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
     samples = run["samples"]
     assert [s["index"] for s in samples] == [1, 2, 3]
     for s in samples:
-        assert s["tokens_generated"] == 64
-        assert s["stop_reason"] == "length"
+        # Gemma may end its answer early (EOS): then "stop", else the 64-token budget.
+        assert s["stop_reason"] in ("length", "stop")
+        assert (s["tokens_generated"] == 64) == (s["stop_reason"] == "length")
+        assert 2 <= s["tokens_generated"] <= 64
         assert s["prompt_tokens"] > 200  # the full prompt each time: cache_prompt is off
         assert s["draft_n"] > 0 and 0 <= s["draft_n_accepted"] <= s["draft_n"]
         assert s["decode_tokens_per_s_server"] > 0 and s["decode_tokens_per_s_client"] > 0

@@ -15,6 +15,7 @@ from celery.exceptions import AlwaysEagerIgnored
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from leaderboard.celery import app as celery_app
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
@@ -25,6 +26,9 @@ logger = logging.getLogger(__name__)
 
 # Registered by the rig's worker (runners/nightly.py); the service only names it.
 NIGHTLY_RIG_TASK = "rigboard.nightly_build_and_bench"
+# The beat entry (made by migration 0002, remade by nightly_schedule_ensure) and its task.
+NIGHTLY_SCHEDULE_NAME = "nightly regression"
+NIGHTLY_TASK = "regressions.nightly_check"
 # The service-side task the rig sends its report to (leaderboard/regressions/tasks.py).
 BUILD_REPORT_TASK = "regressions.build_report"
 
@@ -136,6 +140,18 @@ def subscription_check(*, subscription: Subscription) -> CheckResult:
     except ApplicationError as exc:
         return CheckResult(subscription.pk, head, None, exc.message)
     return CheckResult(subscription.pk, head, build, "queued")
+
+
+def nightly_schedule_ensure() -> None:
+    """Create the "nightly regression" PeriodicTask (03:00 UTC) if it is gone;
+    an existing one, however staff edited it, is left alone."""
+    nightly, _ = CrontabSchedule.objects.get_or_create(
+        minute="0", hour="3", day_of_week="*", day_of_month="*", month_of_year="*", timezone="UTC"
+    )
+    PeriodicTask.objects.get_or_create(
+        name=NIGHTLY_SCHEDULE_NAME,
+        defaults={"task": NIGHTLY_TASK, "crontab": nightly, "enabled": True, "description": "New llama.cpp builds"},
+    )
 
 
 def subscriptions_check_all() -> list[CheckResult]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import IO, Any
 
@@ -19,6 +20,12 @@ class _NonFinite:
 
     def __init__(self, name: str) -> None:
         self.name = name
+
+
+# Text PostgreSQL cannot store reaches a str only through a \u escape (JSON
+# forbids raw control characters, and UTF-8 cannot encode a lone surrogate);
+# a body without one (nearly every body) needs no walk over its strings.
+_SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 def _bad_values(value: Any, path: str, out: dict[str, list[str]]) -> None:
@@ -64,14 +71,29 @@ class BoundedJSONParser(parsers.JSONParser):
         if len(raw) > limit:
             raise RequestTooLarge(f"The request body is over the limit of {limit} bytes.")
         encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
+        non_finite = False
+
+        def parse_constant(name: str) -> _NonFinite:
+            nonlocal non_finite
+            non_finite = True
+            return _NonFinite(name)
+
+        def parse_float(literal: str) -> float:
+            nonlocal non_finite
+            value = float(literal)
+            non_finite = non_finite or not math.isfinite(value)  # 1e999
+            return value
+
         try:
             text = codecs.decode(raw, encoding)
-            data = json.loads(text, parse_constant=_NonFinite)
+            data = json.loads(text, parse_constant=parse_constant, parse_float=parse_float)
         except (ValueError, RecursionError) as exc:
             # RecursionError: thousands of nested brackets fit in the size limit.
             raise exceptions.ParseError(f"Malformed JSON: {exc}") from exc
-        errors: dict[str, list[str]] = {}
-        _bad_values(data, "", errors)
-        if errors:
-            raise exceptions.ValidationError(errors)
+        if non_finite or _SUSPECT_ESCAPE.search(text):
+            # Walk the document only to name the fields at fault.
+            errors: dict[str, list[str]] = {}
+            _bad_values(data, "", errors)
+            if errors:
+                raise exceptions.ValidationError(errors)
         return data

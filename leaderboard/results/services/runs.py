@@ -7,18 +7,20 @@ data importer); field names are the model field names.
 
 from __future__ import annotations
 
+import functools
 import uuid as uuid_lib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
 from leaderboard.results.models import (
     Configuration,
     ModelFile,
     Rig,
+    RigGpu,
     Run,
     RunStatus,
     Sample,
@@ -42,25 +44,39 @@ class ApplicationError(Exception):
 
 @dataclass(frozen=True)
 class RunCreateResult:
+    """``run`` is the stored run; when ``created``, its ``samples`` and
+    ``sweep_points`` are prefetched (reading them costs no query) and
+    ``rig_gpus`` holds the rig's GPUs as the comparison key saw them."""
+
     run: Run
     created: bool
+    rig_gpus: tuple[RigGpu, ...] | None = None
+
+
+@functools.cache
+def _blank_plan(model: type[models.Model], exclude: tuple[str, ...]) -> tuple[tuple[str, Any, bool, Any], ...]:
+    """(name, field, has_default, blank) for each concrete non-primary-key field of ``model``."""
+    plan = []
+    for field in model._meta.concrete_fields:
+        if field.primary_key or field.name in exclude:
+            continue
+        blank = "" if field.empty_strings_allowed and not field.null else None
+        plan.append((field.name, field, field.has_default(), blank))
+    return tuple(plan)
 
 
 def _blank(data: Mapping[str, Any], model: type, exclude: Sequence[str] = ()) -> dict[str, Any]:
     """Return ``data`` restricted to ``model``'s concrete fields, with '' for missing text fields
     and None for other missing ones, so natural-key lookups match."""
     out: dict[str, Any] = {}
-    for field in model._meta.concrete_fields:  # type: ignore[attr-defined]
-        if field.primary_key or field.name in exclude:
-            continue
-        if field.name in data and data[field.name] is not None:
-            out[field.name] = data[field.name]
-        elif field.has_default():
-            out[field.name] = field.get_default()
-        elif field.empty_strings_allowed and not field.null:
-            out[field.name] = ""
+    for name, field, has_default, blank in _blank_plan(model, tuple(exclude)):
+        value = data.get(name)
+        if value is not None:
+            out[name] = value
+        elif has_default:
+            out[name] = field.get_default()
         else:
-            out[field.name] = None
+            out[name] = blank
     return out
 
 
@@ -75,33 +91,126 @@ def _get_or_create(model: type, lookup: dict[str, Any], defaults: dict[str, Any]
         return model.objects.get(**lookup)  # type: ignore[attr-defined]
 
 
+# Each catalog row is found by its natural key (the lookup) and created with
+# the rest (the defaults) when missing.
+_MODEL_FILE_KEY = ("name", "repo", "quantization", "sha256")
+
+
+def _stack_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _blank(data, Stack, exclude=["notes"]), {"notes": data.get("notes") or ""}
+
+
+def _model_file_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    fields = _blank(data, ModelFile)
+    return {k: fields[k] for k in _MODEL_FILE_KEY}, {k: v for k, v in fields.items() if k not in _MODEL_FILE_KEY}
+
+
+def _configuration_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    fields = _blank(data, Configuration, exclude=["config_hash"])
+    return {"config_hash": config_hash(fields)}, fields
+
+
+def _workload_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    return _blank(data, Workload, exclude=["description"]), {"description": data.get("description") or ""}
+
+
 def stack_get_or_create(*, data: Mapping[str, Any]) -> Stack:
-    fields = _blank(data, Stack, exclude=["notes"])
-    return _get_or_create(Stack, fields, {"notes": data.get("notes") or ""})
+    return _get_or_create(Stack, *_stack_key(data))
 
 
 def model_file_get_or_create(*, data: Mapping[str, Any]) -> ModelFile:
-    fields = _blank(data, ModelFile)
-    lookup = {k: fields[k] for k in ("name", "repo", "quantization", "sha256")}
-    return _get_or_create(ModelFile, lookup, {k: v for k, v in fields.items() if k not in lookup})
+    return _get_or_create(ModelFile, *_model_file_key(data))
 
 
 def configuration_get_or_create(*, data: Mapping[str, Any]) -> Configuration:
-    fields = _blank(data, Configuration, exclude=["config_hash"])
-    return _get_or_create(Configuration, {"config_hash": config_hash(fields)}, fields)
+    return _get_or_create(Configuration, *_configuration_key(data))
 
 
 def workload_get_or_create(*, data: Mapping[str, Any]) -> Workload:
-    fields = _blank(data, Workload, exclude=["description"])
-    return _get_or_create(Workload, fields, {"description": data.get("description") or ""})
+    return _get_or_create(Workload, *_workload_key(data))
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What the ingest lookup found: catalog rows by natural key (None when missing),
+    the rig's GPUs, and the rig of a run that already has the uuid (None if no run has)."""
+
+    catalog: dict[type[models.Model], models.Model | None]
+    rig_gpus: tuple[RigGpu, ...]
+    existing_rig_id: int | None
+
+
+def _row_subquery(model: type[models.Model], lookup: Mapping[str, Any], params: list[Any]) -> str:
+    quote = connection.ops.quote_name
+    conditions = []
+    for name, value in lookup.items():
+        column = quote(model._meta.get_field(name).column)
+        if value is None:
+            conditions.append(f"t.{column} IS NULL")
+        else:
+            conditions.append(f"t.{column} = %s")
+            params.append(value)
+    where = " AND ".join(conditions) or "TRUE"
+    # Unique constraints let NULLs repeat, so "the" row is the oldest match.
+    return f"(SELECT row_to_json(t) FROM {quote(model._meta.db_table)} t WHERE {where} ORDER BY t.id LIMIT 1)"
+
+
+def _from_json(model: type[models.Model], row: Mapping[str, Any]) -> models.Model:
+    fields = model._meta.concrete_fields
+    return model.from_db(connection.alias, [f.attname for f in fields], [row[f.column] for f in fields])
+
+
+def _ingest_lookup(*, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Model], Mapping[str, Any]]) -> _Found:
+    """Find the four catalog rows, the rig's GPUs and an existing run with ``run_uuid``
+    in one round trip (PostgreSQL; other databases get one query per item).
+
+    The ORM would spend a SAVEPOINT, SELECT and RELEASE per catalog row; this
+    costs one statement, and reads rows as they are now (a per-process cache
+    could hand out rows deleted since, which deferred foreign keys would only
+    reveal at COMMIT)."""
+    if connection.vendor != "postgresql":
+        return _Found(
+            catalog={model: model.objects.filter(**lookup).order_by("pk").first() for model, lookup in lookups.items()},
+            rig_gpus=tuple(rig.gpus.order_by("position", "id")),
+            existing_rig_id=Run.objects.filter(uuid=run_uuid).values_list("rig_id", flat=True).first(),
+        )
+    params: list[Any] = []
+    columns = [_row_subquery(model, lookup, params) for model, lookup in lookups.items()]
+    quote = connection.ops.quote_name
+    columns.append(
+        f"(SELECT json_agg(row_to_json(g) ORDER BY g.{quote('position')}, g.id) "
+        f"FROM {quote(RigGpu._meta.db_table)} g WHERE g.{quote('rig_id')} = %s)"
+    )
+    columns.append(f"(SELECT r.{quote('rig_id')} FROM {quote(Run._meta.db_table)} r WHERE r.{quote('uuid')} = %s)")
+    params += [rig.pk, run_uuid]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(columns), params)
+        row = cursor.fetchone()
+    catalog = {
+        model: _from_json(model, found) if found is not None else None
+        for model, found in zip(lookups, row, strict=False)
+    }
+    gpus = tuple(_from_json(RigGpu, g) for g in row[len(lookups)] or ())
+    return _Found(catalog=catalog, rig_gpus=gpus, existing_rig_id=row[len(lookups) + 1])  # type: ignore[arg-type]
+
+
+def attach_prefetched(instance: models.Model, name: str, objects: Sequence[models.Model]) -> None:
+    """Make ``instance.<name>.all()`` return ``objects`` without a query, as prefetch_related would."""
+    queryset = getattr(instance, name).all()
+    queryset._result_cache = list(objects)
+    queryset._prefetch_done = True
+    instance._prefetched_objects_cache = {**getattr(instance, "_prefetched_objects_cache", {}), name: queryset}
 
 
 def _workload_identity(workload: Workload) -> str:
     return f"{workload.name}|{workload.version}|{workload.prompt_sha256}|{workload.max_tokens}"
 
 
-def run_comparison_key(*, rig: Rig, model_file: ModelFile, workload: Workload) -> str:
-    gpus = [{"model": g.model, "count": g.count} for g in rig.gpus.all()]
+def run_comparison_key(
+    *, rig: Rig, model_file: ModelFile, workload: Workload, rig_gpus: Sequence[RigGpu] | None = None
+) -> str:
+    """Return the run's comparison key; ``rig_gpus``, when given, saves reading the rig's GPUs."""
+    gpus = [{"model": g.model, "count": g.count} for g in (rig.gpus.all() if rig_gpus is None else rig_gpus)]
     return comparison_key(gpus=gpus, model_identity=model_file.identity, workload_identity=_workload_identity(workload))
 
 
@@ -138,17 +247,22 @@ def run_create(
     return it with created=False and change nothing (runners retry). Raise
     ApplicationError if that uuid belongs to another rig."""
     run_uuid = run.get("uuid") or uuid_lib.uuid4()
-    existing = Run.objects.filter(uuid=run_uuid).first()
-    if existing is not None:
-        return _existing_or_conflict(existing, rig)
+    keys = {
+        Stack: _stack_key(stack),
+        ModelFile: _model_file_key(model_file),
+        Configuration: _configuration_key(configuration),
+        Workload: _workload_key(workload),
+    }
+    found = _ingest_lookup(rig=rig, run_uuid=run_uuid, lookups={model: key[0] for model, key in keys.items()})
+    if found.existing_rig_id is not None:
+        return _existing_or_conflict(Run.objects.get(uuid=run_uuid), rig)
     try:
         with transaction.atomic():
+            catalog = {model: found.catalog[model] or _get_or_create(model, *key) for model, key in keys.items()}
             stored = _run_create_atomic(
                 rig=rig,
-                stack=stack,
-                model_file=model_file,
-                configuration=configuration,
-                workload=workload,
+                rig_gpus=found.rig_gpus,
+                catalog=catalog,
                 run={**run, "uuid": run_uuid},
                 samples=samples,
                 sweep_points=sweep_points,
@@ -159,7 +273,7 @@ def run_create(
         if existing is None:
             raise
         return _existing_or_conflict(existing, rig)
-    return RunCreateResult(run=stored, created=True)
+    return RunCreateResult(run=stored, created=True, rig_gpus=found.rig_gpus)
 
 
 def _existing_or_conflict(existing: Run, rig: Rig) -> RunCreateResult:
@@ -171,18 +285,13 @@ def _existing_or_conflict(existing: Run, rig: Rig) -> RunCreateResult:
 def _run_create_atomic(
     *,
     rig: Rig,
-    stack: Mapping[str, Any],
-    model_file: Mapping[str, Any],
-    configuration: Mapping[str, Any],
-    workload: Mapping[str, Any],
+    rig_gpus: Sequence[RigGpu],
+    catalog: Mapping[type[models.Model], Any],
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]],
     sweep_points: Sequence[Mapping[str, Any]],
 ) -> Run:
-    stack_obj = stack_get_or_create(data=stack)
-    model_obj = model_file_get_or_create(data=model_file)
-    config_obj = configuration_get_or_create(data=configuration)
-    workload_obj = workload_get_or_create(data=workload)
+    model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
     fields = _blank(run, Run, exclude=["rig", "stack", "model_file", "configuration", "workload", "comparison_key"])
     if fields.get("status") in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED) and not fields.get(
         "finished_at"
@@ -190,18 +299,24 @@ def _run_create_atomic(
         fields["finished_at"] = timezone.now()
     new_run = Run(
         rig=rig,
-        stack=stack_obj,
+        stack=catalog[Stack],
         model_file=model_obj,
-        configuration=config_obj,
+        configuration=catalog[Configuration],
         workload=workload_obj,
-        comparison_key=run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj),
+        comparison_key=run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj, rig_gpus=rig_gpus),
         **fields,
     )
     sample_objs = _sample_objects(new_run, samples)
     run_summary_apply(run=new_run, samples=sample_objs)
     new_run.save()
+    sweep_objs = _sweep_objects(new_run, sweep_points)
     Sample.objects.bulk_create(sample_objs)
-    SweepPoint.objects.bulk_create(_sweep_objects(new_run, sweep_points))
+    SweepPoint.objects.bulk_create(sweep_objs)
+    # In the order the detail lists them (Sample/SweepPoint Meta.ordering; NULL depths last).
+    attach_prefetched(new_run, "samples", sorted(sample_objs, key=lambda s: s.index))
+    attach_prefetched(
+        new_run, "sweep_points", sorted(sweep_objs, key=lambda p: (p.ctx_tokens is None, p.ctx_tokens or 0))
+    )
     return new_run
 
 

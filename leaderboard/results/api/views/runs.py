@@ -16,10 +16,10 @@ from rest_framework.views import APIView
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.permissions import token_rig_name
-from leaderboard.results.api.serializers import inputs, outputs
+from leaderboard.results.api.serializers import fast, inputs, outputs
 from leaderboard.results.api.views.base import ApiMixin
 from leaderboard.results.models import Provenance, RigToken, Run
-from leaderboard.results.services.runs import run_append, run_create
+from leaderboard.results.services.runs import RunCreateResult, attach_prefetched, run_append, run_create
 
 _ERRORS = {
     400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),
@@ -33,7 +33,17 @@ def _detail(run_uuid: UUID | str) -> dict[str, Any]:
     run = selectors.run_get(uuid=str(run_uuid))
     if run is None:  # deleted between write and read: nothing sensible to show
         raise Http404
-    return RunDetailApi.OutputSerializer(run).data
+    return outputs.represent(RunDetailApi.OutputSerializer, run)  # type: ignore[no-any-return]
+
+
+def _created_detail(result: RunCreateResult) -> dict[str, Any]:
+    """The detail of a run just created, from the objects run_create returned
+    (its rig, catalog rows, samples and sweep points) rather than read back:
+    the same document GET /api/runs/{uuid}/ gives, without its 5 queries."""
+    run = result.run
+    if result.rig_gpus is not None:
+        attach_prefetched(run.rig, "gpus", result.rig_gpus)
+    return outputs.represent(RunDetailApi.OutputSerializer, run)  # type: ignore[no-any-return]
 
 
 class RunListApi(ApiMixin, generics.ListAPIView):
@@ -90,9 +100,11 @@ class RunCreateApi(ApiMixin, APIView):
             raise exceptions.PermissionDenied(
                 f"This token belongs to rig {token.rig.name!r}; it cannot submit runs for rig {claimed!r}."
             )
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
+        data = fast.validated_or_none(self.InputSerializer, request.data)
+        if data is None:  # invalid, or unusual: the serializer decides and names the fields
+            serializer = self.InputSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            data = serializer.validated_data
         result = run_create(
             rig=token.rig,
             stack=data["stack"],
@@ -115,9 +127,9 @@ class RunCreateApi(ApiMixin, APIView):
             samples=data["samples"],
             sweep_points=data["sweep_points"],
         )
-        return Response(
-            _detail(result.run.uuid), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
-        )
+        if result.created:
+            return Response(_created_detail(result), status=status.HTTP_201_CREATED)
+        return Response(_detail(result.run.uuid), status=status.HTTP_200_OK)
 
 
 class RunsApi(RunCreateApi, RunListApi):

@@ -1,0 +1,124 @@
+"""In-process CPU cost of one POST /api/runs/ (the ingest benchmark's payload),
+measured with Django's test client against PostgreSQL: a figure that does not
+depend on how loaded the machine is, unlike the runs/s of benchmarks/ingest.py.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/ingest_profile.py
+    ... --profile 30      # also print the 30 costliest functions (cProfile, CPU time)
+
+The script drops and recreates a database of its own (--db-name), migrates it,
+registers the benchmark's rig, POSTs --warmup runs, then --runs runs, and prints
+the median and mean CPU milliseconds per POST in this process (Django, DRF and
+the PostgreSQL client; PostgreSQL's own CPU is not included) and the queries
+each POST sends.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from ingest import RIG_NAME, run_body
+from ingest_db import drop_database, recreate_database, with_database
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    )
+    parser.add_argument("--db-name", default="rb_bench_ingest_profile")
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--warmup", type=int, default=30)
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
+    args = parser.parse_args()
+    if not args.database_url.startswith(("postgres://", "postgresql://")):
+        parser.error("DATABASE_URL must point at PostgreSQL")
+
+    recreate_database(args.database_url, args.db_name)
+    os.environ.update(
+        DATABASE_URL=with_database(args.database_url, args.db_name),
+        DEBUG="false",
+        SECRET_KEY="ingest-profile-not-secret-" + "x" * 40,
+        ALLOWED_HOSTS="testserver",
+        SECURE_SSL_REDIRECT="false",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="leaderboard.settings",
+        PYTHONWARNINGS="ignore:No directory at",
+    )
+    os.environ.pop("CELERY_BROKER_URL", None)
+    sys.path.insert(0, str(ROOT))
+    import warnings
+
+    import django
+
+    warnings.filterwarnings("ignore", message="No directory at")
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from leaderboard.results.models import Rig, RigGpu, RigToken
+
+    try:
+        call_command("migrate", verbosity=0)
+        rig = Rig.objects.create(name=RIG_NAME, cpu="benchmark", ram_gb=64, os="Linux")
+        RigGpu.objects.create(rig=rig, model="RTX 3090", count=1, vram_gb=24, power_limit_w=350)
+        raw = RigToken.issue(rig=rig, label="ingest profile")[1]
+        client = Client(HTTP_AUTHORIZATION=f"Token {raw}")
+        rng = random.Random(1)
+        bodies = [run_body(rng) for _ in range(args.warmup + args.runs)]
+
+        def post(body: bytes) -> None:
+            response = client.post("/api/runs/", body, content_type="application/json")
+            if response.status_code != 201:
+                sys.exit(f"POST answered {response.status_code}: {response.content[:500]!r}")
+
+        for body in bodies[: args.warmup]:
+            post(body)
+        # CaptureQueriesContext loses them: the test client resets the query log per request.
+        queries: list[str] = []
+
+        def record(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+            queries.append(sql)
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(record):
+            post(bodies[args.warmup])
+        cpu_ms = []
+        profiler = cProfile.Profile(time.process_time) if args.profile else None
+        for body in bodies[args.warmup + 1 :]:
+            started = time.process_time()
+            if profiler:
+                profiler.enable()
+            post(body)
+            if profiler:
+                profiler.disable()
+            cpu_ms.append(1000 * (time.process_time() - started))
+        print(
+            f"POST /api/runs/ in-process CPU per run over {len(cpu_ms)} runs: "
+            f"median {statistics.median(cpu_ms):.2f} ms, mean {statistics.fmean(cpu_ms):.2f} ms; "
+            f"{len(queries)} queries per POST"
+            + (" (times include cProfile's overhead)" if profiler else "")
+        )
+        for query in queries:
+            print("   ", query[:140])
+        if profiler:
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(args.profile)
+    finally:
+        connection.close()
+        drop_database(args.database_url, args.db_name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

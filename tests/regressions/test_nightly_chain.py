@@ -1,0 +1,124 @@
+"""The whole nightly chain once, through Celery on the real Redis broker:
+beat tick → detection (git ls-remote) → the rig's worker builds llama-server
+at the new commit (cmake, cached by commit) → benchmarks Gemma 3 270M with it
+→ posts the runs to the live service → build report → verdict → webhook alert
+to a local receiver.
+
+Two nights: the first builds upstream's head (no baseline yet), the second a
+commit that really slows llama_decode down. The first session pays for the full
+llama-server build (plus an incremental one for the slow commit); the builds
+are cached by commit under .cache/builds/ afterwards."""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from celery.contrib.testing.worker import start_worker
+from django.apps import apps as django_apps
+from django_celery_beat.models import IntervalSchedule, PeriodicTask
+from django_celery_beat.schedulers import DatabaseScheduler
+
+from leaderboard.celery import app as service_app
+from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.results.models import RigToken, Run
+from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, WebhookReceiver
+
+pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
+
+NIGHT_TIMEOUT_S = 25 * 60
+
+
+@pytest.fixture
+def service_worker(celery_broker: redis.Redis) -> Iterator[None]:
+    """A real service worker (in a thread, solo pool) on the default queue."""
+    was_eager = service_app.conf.task_always_eager
+    service_app.conf.task_always_eager = False
+    try:
+        with start_worker(service_app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+            yield
+    finally:
+        service_app.conf.task_always_eager = was_eager
+
+
+def _beat_until(predicate: Callable[[], bool], timeout_s: float) -> None:
+    """Tick the database scheduler (what ``celery beat`` runs) until ``predicate``."""
+    scheduler = DatabaseScheduler(app=service_app, lazy=False)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        scheduler.tick()
+        if predicate():
+            return
+        time.sleep(2)
+    raise AssertionError("timed out waiting for the nightly chain")
+
+
+def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
+    upstream: Upstream,
+    make_rig: Callable[..., Any],
+    live_server: Any,
+    rig_worker: Callable[..., Any],
+    service_worker: None,
+    webhook_receiver: WebhookReceiver,
+    gemma_gguf: Path,
+) -> None:
+    rig = make_rig(name="nightly-cpu")
+    _, token = RigToken.issue(rig=rig)
+    sub = Subscription.objects.create(
+        rig=rig, repo_url=upstream.url, branch="master", build_flags=PORTABLE_FLAGS, webhook_url=webhook_receiver.url
+    )
+    ReferenceConfig.objects.create(
+        subscription=sub,
+        name="gemma 270m decode",
+        spec={
+            "server": {"model": str(gemma_gguf), "ctx_size": 2048, "threads": 1, "startup_timeout_s": 180.0},
+            "workload": {"max_tokens": 32, "repetitions": 10, "warmup": 1, "temperature": 0.0, "seed": 42},
+            "model": {"name": "gemma-3-270m", "quantization": "Q4_K_M"},
+        },
+    )
+    worker = rig_worker(
+        "nightly-cpu", token=token, service_url=live_server.url, RIGBOARD_BUILD_CACHE_DIR=str(BUILD_CACHE)
+    )
+    # The schedule the data migration made, edited as staff would in the admin: every second.
+    importlib.import_module("leaderboard.regressions.migrations.0002_nightly_schedule").create_schedule(
+        django_apps, None
+    )
+    every_second, _ = IntervalSchedule.objects.get_or_create(every=1, period="seconds")
+    PeriodicTask.objects.filter(name="nightly regression").update(interval=every_second, crontab=None)
+
+    def benchmarked(commit: str) -> Callable[[], bool]:
+        return lambda: BuildRecord.objects.filter(
+            commit=commit, status__in=[BuildStatus.BENCHMARKED, BuildStatus.FAILED, BuildStatus.ERROR]
+        ).exists()
+
+    # Night 1: upstream's head, no baseline yet.
+    first = upstream.head()
+    _beat_until(benchmarked(first), NIGHT_TIMEOUT_S)
+    build_a = BuildRecord.objects.get(commit=first)
+    assert build_a.status == BuildStatus.BENCHMARKED, (build_a.error, build_a.log_tail[-2000:], worker.log[-3000:])
+    assert build_a.verdicts.get().kind == "none"
+
+    # Night 2: a commit that slows every decode step.
+    slow = upstream.commit_slowdown()
+    _beat_until(benchmarked(slow), NIGHT_TIMEOUT_S)
+    build_b = BuildRecord.objects.get(commit=slow)
+    assert build_b.status == BuildStatus.BENCHMARKED, (build_b.error, build_b.log_tail[-2000:], worker.log[-3000:])
+    assert build_b.previous_commit == first and build_b.compiler
+    run = Run.objects.get(uuid=build_b.build_runs.get().run_uuid)
+    assert run.stack.build == slow and run.n_samples == 10
+    verdict = build_b.verdicts.get()
+    assert verdict.kind == "regression", verdict.reason
+    assert verdict.effect_pct is not None and verdict.effect_pct < -3
+    assert (verdict.commit_from, verdict.commit_to) == (first, slow)
+
+    deadline = time.monotonic() + 60
+    while not webhook_receiver.bodies and time.monotonic() < deadline:
+        time.sleep(0.5)
+    (body,) = webhook_receiver.bodies
+    assert "regression on nightly-cpu" in body["text"] and body["content"] == body["text"]
+    assert AlertDelivery.objects.get(verdict=verdict).status == "sent"
