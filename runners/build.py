@@ -129,6 +129,20 @@ def commits_between(repo_dir: Path, old: str, new: str) -> list[str]:
     return out.split()
 
 
+def mirror(repo_url: str, dest: Path) -> Path:
+    """Return a bare mirror of ``repo_url`` at ``dest``, cloned the first time and
+    fetched after (history without a checkout: enough to walk commit ranges).
+    Raise BuildError if the remote cannot be reached."""
+    dest = Path(dest)
+    if not (dest / "HEAD").is_file():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _git(["clone", "-q", "--mirror", repo_url, str(dest)], timeout_s=1800)
+    else:
+        _git(["remote", "set-url", "origin", repo_url], cwd=dest)
+        _git(["fetch", "-q", "--prune", "origin"], cwd=dest, timeout_s=1800)
+    return dest
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     # Two workers on one rig must not share a build tree at the same time.

@@ -29,6 +29,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import requests
 from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -124,6 +125,10 @@ def run_benchmark(self: Task, spec: dict[str, Any]) -> dict[str, Any]:
         reporter.report("running", progress="started")
     except JobConflict as exc:
         return _not_twice(reporter, job, exc)
+    except requests.HTTPError as exc:
+        # A wrong or revoked token, or another rig's job: this worker cannot act for it.
+        logger.error("job %s: the service refused this rig's report: %s", job["id"], exc)
+        return {"job_id": job["id"], "status": "rejected", "error": str(exc)}
     except ServiceUnreachable as exc:
         # Run anyway: the runner spools the run and delivers it later, and the
         # service settles the job from its run when that arrives.
@@ -146,7 +151,7 @@ def _not_twice(reporter: JobReporter, job: Mapping[str, Any], conflict: JobConfl
             f"the worker running this job was lost ({conflict}); its message was redelivered to "
             f"{reporter.worker or 'a worker'} and not run a second time. Run it again to retry."
         )
-    with contextlib.suppress(JobConflict, ServiceUnreachable):
+    with contextlib.suppress(JobConflict, ServiceUnreachable, requests.RequestException):
         reporter.report(status, error="" if status == "finished" else reason, progress=reason[:500])
     return {"job_id": job["id"], "status": status, "reason": reason}
 
@@ -159,7 +164,8 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
         with soft_deadline(job.get("soft_time_limit_s")):
             result = pipeline.run_job(config, progress=progress)
     except SoftTimeLimitExceeded as exc:
-        return _final(reporter, job, "failed", f"time limit: {exc}; the run is closed as failed")
+        # Raised outside the measurement (which posts a failed run itself): no run.
+        return _final(reporter, job, "failed", f"time limit: {exc} before the run was measured or delivered")
     except Exception as exc:  # the job failed; the service must hear why, whatever it was
         logger.exception("job %s failed", job["id"])
         return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
@@ -188,7 +194,7 @@ def _final(
 ) -> dict[str, Any]:
     try:
         reporter.report(status, error=error, progress=progress)
-    except (JobConflict, ServiceUnreachable) as exc:
+    except (JobConflict, ServiceUnreachable, requests.RequestException) as exc:
         # The run itself (spooled if need be) still reaches the service, and the
         # service settles the job from it.
         logger.warning("job %s: could not report %s: %s", job["id"], status, exc)

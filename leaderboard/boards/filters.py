@@ -12,7 +12,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db.models import F, Min, OuterRef, QuerySet, Subquery
+from django.db.models import F, Min, OuterRef, QuerySet, Subquery, Window
+from django.db.models.functions import RowNumber
 
 from leaderboard.results.models import Engine, Provenance, Rig, RigGpu, Run, SpeculativeType
 
@@ -70,6 +71,7 @@ class LeaderboardFilterForm(forms.Form):
     since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
     usd_per_kwh = forms.FloatField(required=False, min_value=0, max_value=10, label="$/kWh")
+    best = forms.BooleanField(required=False, label="Best run per configuration")
 
     def __init__(self, *args: Any, options: FilterOptions, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -130,7 +132,22 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
         queryset = queryset.filter(created_at__gte=_day_start(data["since"]))
     if data.get("until"):
         queryset = queryset.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
+    if data.get("best"):
+        queryset = queryset.filter(pk__in=_best_of_each_configuration(queryset))
     return queryset
+
+
+def _best_of_each_configuration(queryset: QuerySet[Run]) -> QuerySet[Any, dict[str, Any]]:
+    # The fastest run of each rig × stack × model file × configuration × workload
+    # among the rows already filtered (a window function, one pass).
+    groups = [F("rig_id"), F("stack_id"), F("model_file_id"), F("configuration_id"), F("workload_id")]
+    fastest_first = [F("decode_tokens_per_s_mean").desc(), F("pk").desc()]
+    return (
+        queryset.order_by()
+        .annotate(place=Window(RowNumber(), partition_by=groups, order_by=fastest_first))
+        .filter(place=1)
+        .values("pk")
+    )
 
 
 def _day_start(day: date) -> datetime:

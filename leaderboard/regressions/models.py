@@ -158,6 +158,12 @@ class VerdictKind(models.TextChoices):
     NONE = "none", "No change"
 
 
+class BisectStatus(models.TextChoices):
+    RUNNING = "running", "Bisecting"
+    DONE = "done", "First slow commit found"
+    FAILED = "failed", "Bisection stopped"
+
+
 class Verdict(models.Model):
     """A new run judged against its baseline on the raw samples of one metric."""
 
@@ -183,6 +189,10 @@ class Verdict(models.Model):
     commit_to = models.CharField(max_length=40)
     compare_url = models.URLField(max_length=600, blank=True)
     first_bad_commit = models.CharField(max_length=40, blank=True, help_text="Named by bisection.")
+    # Bisection state: the range still suspect is (bisect_good, bisect_bad].
+    bisect_status = models.CharField(max_length=16, choices=BisectStatus.choices, blank=True)
+    bisect_good = models.CharField(max_length=40, blank=True)
+    bisect_bad = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

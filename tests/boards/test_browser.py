@@ -141,6 +141,7 @@ def test_pages_fit_a_phone_screen(live_server, chromium, screenshot_dir, site_da
         # The six-pane sweep turns into one column on a phone.
         assert page.evaluate("document.getElementById('sweep-fig-chart').layout.grid.columns") == 1
         page.screenshot(path=str(screenshot_dir / "phone-run.png"), full_page=True)
+        page.locator("#sweep-fig-chart").screenshot(path=str(screenshot_dir / "phone-sweep-chart.png"))
     finally:
         context.close()
 

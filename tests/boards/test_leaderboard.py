@@ -191,3 +191,15 @@ def test_it_leaves_out_failed_and_running_runs(client: Client, board_run) -> Non
     board_run(run={"status": "failed", "failure_reason": "OOM"})
 
     assert run_ids_in(client.get("/").text) == [finished.pk]
+
+
+def test_it_shows_only_the_best_run_of_each_configuration_when_asked(client: Client, board_run) -> None:
+    slower = board_run(tps=[240.0, 241.0])
+    faster = board_run(tps=[250.0, 251.0])  # same rig, stack, model, configuration, workload
+    other = board_run(tps=[100.0, 101.0], ctx=262144)  # another configuration
+
+    every = run_ids_in(client.get("/").text)
+    best = run_ids_in(client.get("/?best=on").text)
+
+    assert every == [faster.pk, slower.pk, other.pk]
+    assert best == [faster.pk, other.pk]

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 from django.core import mail
 
-from leaderboard.regressions.models import AlertDelivery, AlertStatus, BaselineMode, BuildStatus, Verdict
+from leaderboard.regressions.models import AlertDelivery, AlertStatus, BaselineMode, BuildRecord, BuildStatus, Verdict
 from leaderboard.regressions.services.alerts import alert_attempt
 from leaderboard.regressions.services.builds import build_report_record
 from leaderboard.regressions.tasks import deliver_alert
-from tests.fixtures.regressions import WebhookReceiver
+from tests.fixtures.celery_worker import queued_messages
+from tests.fixtures.regressions import Upstream, WebhookReceiver, post_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -149,3 +150,37 @@ def test_an_alert_is_given_up_after_the_last_attempt(
     delivery = AlertDelivery.objects.get()
     assert (delivery.status, delivery.attempts) == (AlertStatus.FAILED, 2)
     assert "503" in delivery.last_error and webhook_receiver.bodies == []
+
+
+def test_bisection_builds_midpoints_until_it_names_the_first_slow_commit(
+    nightly_setup: Callable[..., Any], small_upstream: Upstream, celery_broker: Any, settings: Any, tmp_path: Any
+) -> None:
+    """The rig's midpoint runs are posted here through the real ingest (what the
+    rig would measure: the slowdown from commit 5 on); git and the queue are real."""
+    settings.RIGBOARD_REPO_CACHE_DIR = tmp_path / "repos"
+    commits = [small_upstream.head()]
+    for i in range(1, 8):
+        commits.append(small_upstream.commit_file(f"f{i}.txt", str(i), f"change {i}", f"2026-03-0{i}T00:00:00+00:00"))
+    first_slow = commits[5]
+    sub, ref, make_build = nightly_setup(repo_url=small_upstream.url, bisect=True, webhook_url="", alert_emails="")
+    good = make_build("x", BASE, commit=commits[0])
+    build_report_record(report=_report(good))
+    bad = make_build("x", [v * 0.9 for v in BASE], commit=commits[7])
+
+    _, (verdict,) = build_report_record(report=_report(bad))
+
+    visited = []
+    for _ in range(5):
+        verdict.refresh_from_db()
+        if verdict.bisect_status != "running":
+            break
+        midpoint = BuildRecord.objects.get(bisect_of=verdict, status=BuildStatus.QUEUED)
+        visited.append(commits.index(midpoint.commit))
+        slow = commits.index(midpoint.commit) >= commits.index(first_slow)
+        post_run(midpoint, [v * 0.9 for v in BASE] if slow else [v * 1.001 for v in BASE])
+        build_report_record(report=_report(midpoint))
+    verdict.refresh_from_db()
+    assert verdict.bisect_status == "done" and verdict.first_bad_commit == first_slow
+    assert visited == [4, 6, 5]
+    assert BuildRecord.objects.get(commit=commits[4]).accepted  # a midpoint never changes the baseline flag
+    assert len(queued_messages(celery_broker, "rig.nightly-rig")) == 3

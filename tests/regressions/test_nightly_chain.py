@@ -31,7 +31,7 @@ from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, We
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
-NIGHT_TIMEOUT_S = 25 * 60
+NIGHT_TIMEOUT_S = 50 * 60
 
 
 @pytest.fixture

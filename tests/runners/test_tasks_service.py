@@ -68,3 +68,12 @@ def test_a_redelivered_job_whose_run_arrived_ends_as_its_run(rig_env):
     job.refresh_from_db()
     assert result["status"] == "finished" == job.status
     assert job.progress == f"the worker was lost after delivering run {job.run_uuid}"
+
+
+def test_a_worker_with_a_revoked_token_leaves_the_job_queued(rig_env, monkeypatch):
+    job = _job(rig_env)
+    monkeypatch.setenv("RIGBOARD_TOKEN", "rb_not-a-token")
+    result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
+    job.refresh_from_db()
+    assert result["status"] == "rejected" and "401" in result["error"]
+    assert job.status == "queued" and job.started_at is None

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.services.alerts import alerts_queue_for
+from leaderboard.regressions.services.bisect import bisect_start, bisect_step
 from leaderboard.regressions.services.verdicts import build_evaluate
 from leaderboard.results.services.runs import ApplicationError
 
@@ -52,10 +53,16 @@ def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list
             BuildRun.objects.filter(pk=run_report.get("build_run_id"), build=build).update(
                 status=str(run_report.get("status") or "")[:16], error=str(run_report.get("error") or "")
             )
+    if build.bisect_of_id is not None:
+        # A bisection midpoint: judged against the regression it bisects, never alerted on.
+        bisect_step(build=build)
+        return build, []
     if build.status != BuildStatus.BENCHMARKED:
         return build, []
     verdicts = build_evaluate(build=build)
     for verdict in verdicts:
         if verdict.kind == VerdictKind.REGRESSION:
             alerts_queue_for(verdict=verdict)
+            if build.subscription.bisect:
+                bisect_start(verdict=verdict)
     return build, verdicts

@@ -1,0 +1,93 @@
+"""Bisection of a confirmed regression: build and benchmark the midpoint of the
+suspect commit range on the same rig, judge it against the regression's own
+baseline with the same rule, halve the range, repeat until one commit is left:
+the first slow commit, put on the verdict (and so on the timeline).
+
+The service walks the range in a bare mirror of the repository (first-parent
+line, as the nightly builds follow it); the rig builds each midpoint like a
+nightly build, tagged ``bisect_of`` so it never becomes a baseline itself."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from django.conf import settings
+
+from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
+from leaderboard.regressions.services.detection import build_queue
+from leaderboard.regressions.services.verdicts import decode_samples
+from leaderboard.regressions.verdict import Kind, Rule, judge
+from leaderboard.results.models import Run, RunStatus
+from runners.build import BuildError, commits_between, mirror
+
+
+def _repo_cache_dir() -> Path:
+    return Path(getattr(settings, "RIGBOARD_REPO_CACHE_DIR", settings.BASE_DIR / ".cache" / "repos"))
+
+
+def _range(verdict: Verdict) -> list[str]:
+    url = verdict.build.subscription.repo_url
+    repo = mirror(url, _repo_cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16])
+    return commits_between(repo, verdict.bisect_good, verdict.bisect_bad)
+
+
+def _next_step(verdict: Verdict) -> Verdict:
+    try:
+        suspects = _range(verdict)
+    except BuildError as exc:
+        verdict.bisect_status = BisectStatus.FAILED
+        verdict.reason = f"bisection stopped: {exc}"[:300]
+        verdict.save(update_fields=["bisect_status", "reason", "bisect_good", "bisect_bad"])
+        return verdict
+    if len(suspects) <= 1:
+        verdict.bisect_status = BisectStatus.DONE
+        verdict.first_bad_commit = verdict.bisect_bad
+        verdict.save(update_fields=["bisect_status", "first_bad_commit", "bisect_good", "bisect_bad"])
+        return verdict
+    # The last commit of the lower half: a regression there means the first bad one is at or before it.
+    midpoint = suspects[(len(suspects) - 1) // 2]
+    sub = verdict.build.subscription
+    existing = BuildRecord.objects.filter(subscription=sub, commit=midpoint).first()
+    if existing is not None and existing.status == BuildStatus.BENCHMARKED:
+        return bisect_step(build=existing, verdict=verdict) or verdict
+    if existing is None:
+        build_queue(subscription=sub, commit=midpoint, previous_commit=verdict.bisect_good, bisect_of=verdict)
+    verdict.save(update_fields=["bisect_status", "bisect_good", "bisect_bad"])
+    return verdict
+
+
+def bisect_start(*, verdict: Verdict) -> Verdict:
+    """Start bisecting a regression between its baseline and its build; return
+    the verdict (bisect_status running, or done at once for a one-commit range).
+    A verdict that is no regression, or has no baseline, is returned unchanged."""
+    if verdict.kind != VerdictKind.REGRESSION or not verdict.commit_from or verdict.bisect_status:
+        return verdict
+    verdict.bisect_status = BisectStatus.RUNNING
+    verdict.bisect_good, verdict.bisect_bad = verdict.commit_from, verdict.commit_to
+    return _next_step(verdict)
+
+
+def bisect_step(*, build: BuildRecord, verdict: Verdict | None = None) -> Verdict | None:
+    """Judge a bisection build's run against the regression's baseline, narrow
+    the range and queue the next midpoint (or name the first slow commit).
+    Return the verdict being bisected; None if ``build`` is no bisection build."""
+    verdict = verdict or build.bisect_of
+    if verdict is None or verdict.bisect_status != BisectStatus.RUNNING:
+        return verdict
+    build_run = build.build_runs.filter(reference_config=verdict.reference_config).first()
+    run = Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED).first() if build_run else None
+    baseline = list(verdict.baseline_runs.all())
+    if build.status != BuildStatus.BENCHMARKED or run is None or not baseline:
+        # A midpoint that does not build or run cannot be judged: stop, say where.
+        verdict.bisect_status = BisectStatus.FAILED
+        verdict.reason = f"bisection stopped at {build.commit[:10]}: {build.get_status_display().lower()}"[:300]
+        verdict.save(update_fields=["bisect_status", "reason"])
+        return verdict
+    rule = Rule(alpha=verdict.alpha, threshold_pct=verdict.threshold_pct)
+    outcome = judge(decode_samples(run), [v for r in baseline for v in decode_samples(r)], rule)
+    if outcome.kind == Kind.REGRESSION:
+        verdict.bisect_bad = build.commit
+    else:
+        verdict.bisect_good = build.commit
+    return _next_step(verdict)
