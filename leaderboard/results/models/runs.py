@@ -85,6 +85,27 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["status", "-decode_tokens_per_s_mean"], name="run_rank_idx"),
             models.Index(fields=["provenance", "status"], name="run_prov_idx"),
+            # Partial indexes over what the leaderboard ranks (finished runs
+            # with a figure): sorting by efficiency/$, a rig's best-of list and
+            # a rig's history (measured at 100k runs: benchmarks/site_latency.py).
+            models.Index(
+                models.F("tokens_per_kwh").desc(nulls_last=True),
+                models.F("id").desc(),
+                name="run_ranked_kwh_idx",
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
+            models.Index(
+                "rig",
+                "stack",
+                "model_file",
+                "configuration",
+                "workload",
+                models.F("decode_tokens_per_s_mean").desc(),
+                models.F("id").desc(),
+                name="run_ranked_group_idx",
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
+            models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
         ]
 
     def __str__(self) -> str:
