@@ -94,7 +94,7 @@ def main() -> int:
 
         with connection.execute_wrapper(record):
             post(bodies[args.warmup])
-        cpu_ms = []
+        cpu_ms: list[float] = []
         profiler = cProfile.Profile(time.process_time) if args.profile else None
         for body in bodies[args.warmup + 1 :]:
             started = time.process_time()
@@ -107,8 +107,7 @@ def main() -> int:
         print(
             f"POST /api/runs/ in-process CPU per run over {len(cpu_ms)} runs: "
             f"median {statistics.median(cpu_ms):.2f} ms, mean {statistics.fmean(cpu_ms):.2f} ms; "
-            f"{len(queries)} queries per POST"
-            + (" (times include cProfile's overhead)" if profiler else "")
+            f"{len(queries)} queries per POST" + (" (times include cProfile's overhead)" if profiler else "")
         )
         for query in queries:
             print("   ", query[:140])

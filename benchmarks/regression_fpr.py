@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -91,6 +92,7 @@ def main() -> int:
     binary, model = args.binary or default_binary(), gemma_path()
 
     runs: list[list[float]] = []
+    load_before = os.getloadavg()[0]
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rigboard-fpr-") as tmp:
         for index in range(args.runs):
@@ -99,6 +101,7 @@ def main() -> int:
             print(f"run {index + 1:2d}/{args.runs}: median {statistics.median(samples):7.2f} t/s, "
                   f"CV {100 * statistics.stdev(samples) / statistics.fmean(samples):4.1f}%", flush=True)  # fmt: skip
     elapsed = time.monotonic() - started
+    load_after = os.getloadavg()[0]
 
     pairs = list(itertools.combinations(range(len(runs)), 2))
     outcomes = [judge(runs[j], runs[i], rule) for i, j in pairs]
@@ -114,7 +117,7 @@ def main() -> int:
 
     print()
     print(f"Gemma 3 270M Q4_K_M, {args.runs} runs x {args.repetitions} repetitions, {args.max_tokens} tokens, "
-          f"{elapsed:.0f} s")  # fmt: skip
+          f"{elapsed:.0f} s, {os.cpu_count()} CPUs, load average {load_before:.1f} -> {load_after:.1f}")  # fmt: skip
     print(f"decode t/s: median of run medians {statistics.median(medians):.2f}; "
           f"within-run CV {within_cv:.2f}%; between-run CV of medians {between_cv:.2f}%")  # fmt: skip
     print(f"rule: Mann-Whitney U p < {rule.alpha} AND |effect| > {rule.threshold_pct}%")

@@ -144,7 +144,7 @@ def _row_subquery(model: type[models.Model], lookup: Mapping[str, Any], params: 
     quote = connection.ops.quote_name
     conditions = []
     for name, value in lookup.items():
-        column = quote(model._meta.get_field(name).column)
+        column = quote(model._meta.get_field(name).column)  # type: ignore[union-attr,arg-type]
         if value is None:
             conditions.append(f"t.{column} IS NULL")
         else:
@@ -152,7 +152,8 @@ def _row_subquery(model: type[models.Model], lookup: Mapping[str, Any], params: 
             params.append(value)
     where = " AND ".join(conditions) or "TRUE"
     # Unique constraints let NULLs repeat, so "the" row is the oldest match.
-    return f"(SELECT row_to_json(t) FROM {quote(model._meta.db_table)} t WHERE {where} ORDER BY t.id LIMIT 1)"
+    # Only quoted identifiers are formatted in; values are parameters.
+    return f"(SELECT row_to_json(t) FROM {quote(model._meta.db_table)} t WHERE {where} ORDER BY t.id LIMIT 1)"  # noqa: S608
 
 
 def _from_json(model: type[models.Model], row: Mapping[str, Any]) -> models.Model:
@@ -170,7 +171,10 @@ def _ingest_lookup(*, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Mode
     reveal at COMMIT)."""
     if connection.vendor != "postgresql":
         return _Found(
-            catalog={model: model.objects.filter(**lookup).order_by("pk").first() for model, lookup in lookups.items()},
+            catalog={
+                model: model._default_manager.filter(**lookup).order_by("pk").first()
+                for model, lookup in lookups.items()
+            },
             rig_gpus=tuple(rig.gpus.order_by("position", "id")),
             existing_rig_id=Run.objects.filter(uuid=run_uuid).values_list("rig_id", flat=True).first(),
         )
@@ -178,10 +182,10 @@ def _ingest_lookup(*, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Mode
     columns = [_row_subquery(model, lookup, params) for model, lookup in lookups.items()]
     quote = connection.ops.quote_name
     columns.append(
-        f"(SELECT json_agg(row_to_json(g) ORDER BY g.{quote('position')}, g.id) "
+        f"(SELECT json_agg(row_to_json(g) ORDER BY g.{quote('position')}, g.id) "  # noqa: S608
         f"FROM {quote(RigGpu._meta.db_table)} g WHERE g.{quote('rig_id')} = %s)"
     )
-    columns.append(f"(SELECT r.{quote('rig_id')} FROM {quote(Run._meta.db_table)} r WHERE r.{quote('uuid')} = %s)")
+    columns.append(f"(SELECT r.{quote('rig_id')} FROM {quote(Run._meta.db_table)} r WHERE r.{quote('uuid')} = %s)")  # noqa: S608
     params += [rig.pk, run_uuid]
     with connection.cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(columns), params)
@@ -194,12 +198,15 @@ def _ingest_lookup(*, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Mode
     return _Found(catalog=catalog, rig_gpus=gpus, existing_rig_id=row[len(lookups) + 1])  # type: ignore[arg-type]
 
 
-def attach_prefetched(instance: models.Model, name: str, objects: Sequence[models.Model]) -> None:
+def attach_prefetched(instance: models.Model, name: str, objects: Sequence[Any]) -> None:
     """Make ``instance.<name>.all()`` return ``objects`` without a query, as prefetch_related would."""
     queryset = getattr(instance, name).all()
     queryset._result_cache = list(objects)
     queryset._prefetch_done = True
-    instance._prefetched_objects_cache = {**getattr(instance, "_prefetched_objects_cache", {}), name: queryset}
+    instance._prefetched_objects_cache = {  # type: ignore[attr-defined]
+        **getattr(instance, "_prefetched_objects_cache", {}),
+        name: queryset,
+    }
 
 
 def _workload_identity(workload: Workload) -> str:
@@ -354,8 +361,9 @@ def _insert_in_one_statement(run: Run, samples: list[Sample], points: list[Sweep
         return False
     quote = connection.ops.quote_name
     run_columns, params = _values(run)
+    # Only quoted identifiers and placeholders are formatted in; values are parameters.
     statement = [
-        f"WITH new_run AS (INSERT INTO {quote(Run._meta.db_table)} ({', '.join(run_columns)}) "
+        f"WITH new_run AS (INSERT INTO {quote(Run._meta.db_table)} ({', '.join(run_columns)}) "  # noqa: S608
         f"VALUES ({', '.join(['%s'] * len(run_columns))}) RETURNING id)"
     ]
     returned = ["(SELECT id FROM new_run)"]
@@ -366,24 +374,31 @@ def _insert_in_one_statement(run: Run, samples: list[Sample], points: list[Sweep
         rows = []
         for obj in objs:
             columns, values = _values(obj, skip="run")
-            rows.append(f"((SELECT id FROM new_run), {', '.join(['%s'] * len(values))})")
+            rows.append(f"((SELECT id FROM new_run), {', '.join(['%s'] * len(values))})")  # noqa: S608
             params += values
         statement.append(
-            f"{name} AS (INSERT INTO {quote(model._meta.db_table)} ({quote('run_id')}, {', '.join(columns)}) "
+            f"{name} AS (INSERT INTO {quote(model._meta.db_table)} ({quote('run_id')}, {', '.join(columns)}) "  # noqa: S608
             f"VALUES {', '.join(rows)} RETURNING id)"
         )
         # Ids come from a sequence, row by row in VALUES order: sorted ids match the objects' order.
-        returned.append(f"(SELECT array_agg(id ORDER BY id) FROM {name})")
+        returned.append(f"(SELECT array_agg(id ORDER BY id) FROM {name})")  # noqa: S608
     if len(params) > _MAX_PARAMS:
         return False
     with connection.cursor() as cursor:
         cursor.execute(",\n".join(statement) + "\nSELECT " + ", ".join(returned), params)
         run_id, sample_ids, point_ids = cursor.fetchone()
-    for obj, pk in ((run, run_id), *zip(samples, sample_ids or (), strict=True), *zip(points, point_ids or (), strict=True)):
-        obj.pk = pk
-        obj._state.adding, obj._state.db = False, connection.alias
-    for obj in (*samples, *points):
-        obj.run = run  # sets run_id, now that the run has its id
+    stored: list[tuple[models.Model, int]] = [
+        (run, run_id),
+        *zip(samples, sample_ids or (), strict=True),
+        *zip(points, point_ids or (), strict=True),
+    ]
+    for stored_obj, pk in stored:
+        stored_obj.pk = pk
+        stored_obj._state.adding, stored_obj._state.db = False, connection.alias
+    for sample in samples:
+        sample.run = run
+    for point in points:
+        point.run = run  # sets run_id, now that the run has its id
     return True
 
 

@@ -29,12 +29,13 @@ from leaderboard.results.models import (
     Workload,
 )
 
+
 @functools.cache
-def _template(serializer_class: type[serializers.BaseSerializer]) -> serializers.BaseSerializer:
+def _template(serializer_class: Any) -> serializers.BaseSerializer:
     return serializer_class()
 
 
-def represent(serializer_class: type[serializers.BaseSerializer], instance: Any) -> Any:
+def represent(serializer_class: Any, instance: Any) -> Any:
     """Return ``serializer_class(instance).data`` as a plain dict, from one
     serializer instance per class and process.
 
