@@ -107,7 +107,7 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
     assert run["configuration"]["ctx_size"] == 2048
     assert run["model_file"]["sha256"] == GEMMA_SHA256
     assert run["model_file"]["quantization"] == "Q4_K_M"
-    assert run["stack"]["engine"] == "llama.cpp" and run["stack"]["build"].startswith("b")
+    assert run["stack"]["engine"] == "llama.cpp" and run["stack"]["build"]  # from --version
     assert run["workload"]["name"] == "space-invaders-html" and len(run["workload"]["prompt_sha256"]) == 64
     assert run["fingerprint"]["cpu"] and run["fingerprint"]["gpus"] == []
     assert run["server_log_tail"]

@@ -117,7 +117,8 @@ def test_a_hung_server_gives_a_failed_run_naming_the_timeout(
     marker = f"hang-me-{uuid.uuid4().hex[:8]}"
     spec = small(
         job_spec(live_server.url, cpu_rig[1], gemma_server_section(extra_args=["--alias", marker]), tmp_path),
-        request_timeout_s=3.0,
+        # Long enough for a normal prefill on a busy 2-core machine, short enough for a test.
+        request_timeout_s=100.0,
     )
 
     def freeze_after_first(stage: str, done: int, total: int) -> None:
