@@ -211,8 +211,12 @@ def cached_result(spec: BuildSpec, cache_dir: Path) -> BuildResult | None:
     if not record.is_file():
         return None
     result = BuildResult(**json.loads(record.read_text()))
-    if result.ok and not Path(result.binary_path).is_file():
-        return None
+    if result.ok:
+        # The binary sits beside its record; resolving it here keeps a cache
+        # that was moved or mounted elsewhere usable.
+        result.binary_path = str(record.parent / spec.target)
+        if not Path(result.binary_path).is_file():
+            return None
     result.cached = True
     return result
 

