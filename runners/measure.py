@@ -111,7 +111,10 @@ def measure_stream(
     timings: dict[str, Any] = {}
     usage: dict[str, Any] = {}
     try:
-        with session.post(url, json=dict(body), stream=True, timeout=(10.0, timeout_s), headers=headers) as resp:
+        # A fresh connection per request: llama-server closes idle keep-alive
+        # connections, and a reused dead one would fail a repetition for nothing.
+        fresh = {"Connection": "close", **(headers or {})}
+        with session.post(url, json=dict(body), stream=True, timeout=(10.0, timeout_s), headers=fresh) as resp:
             if resp.status_code != 200:
                 sample.error = f"HTTP {resp.status_code}: {resp.text[:500]}"
                 sample.error_kind = "http"
@@ -253,7 +256,7 @@ def parse_spec_counters(metrics_text: str) -> tuple[int, int] | None:
 def scrape_spec_counters(session: requests.Session, base_url: str) -> tuple[int, int] | None:
     """Return vLLM's cumulative (drafted, accepted) from ``/metrics``; None if unavailable."""
     try:
-        resp = session.get(f"{base_url}/metrics", timeout=5)
+        resp = session.get(f"{base_url}/metrics", timeout=5, headers={"Connection": "close"})
     except requests.RequestException:
         return None
     if resp.status_code != 200:

@@ -80,7 +80,8 @@ def tokenize(session: requests.Session, server: ServerHandle, text: str) -> list
         body: dict[str, Any] = {"content": text, "add_special": True}
     else:
         body = {"model": server.model_id, "prompt": text}
-    resp = session.post(f"{server.base_url}/tokenize", json=body, timeout=600, headers=server.headers)
+    headers = {**server.headers, "Connection": "close"}  # see measure_stream: no stale keep-alive
+    resp = session.post(f"{server.base_url}/tokenize", json=body, timeout=600, headers=headers)
     resp.raise_for_status()
     tokens = resp.json()["tokens"]
     return [t if isinstance(t, int) else int(t["id"]) for t in tokens]

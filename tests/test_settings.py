@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # Everything settings.py may read, cleared so the developer's shell or CI does
 # not leak into the configuration under test.
 _CONFIG_VARS = (
+    # Set for the session by the browser fixture (Playwright's sync API runs an
+    # event loop); a deployment never has it.
+    "DJANGO_ALLOW_ASYNC_UNSAFE",
     "DATABASE_URL",
     "CELERY_BROKER_URL",
     "REDIS_URL",

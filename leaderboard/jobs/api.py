@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -95,6 +95,7 @@ class JobListCreateApi(APIView):
     """GET: jobs newest first (staff: all, filter ?rig= ?status=; a rig token: its own).
     POST (staff): queue a job on the rig's queue; 201 with the job."""
 
+    @extend_schema_serializer(component_name="JobCreateInput")
     class InputSerializer(serializers.Serializer):
         rig = serializers.CharField()
         kind = serializers.ChoiceField(choices=JobKind.choices, default=JobKind.SUITE)
@@ -152,6 +153,7 @@ class JobStatusApi(APIView):
 
     permission_classes = [IsStaffOrRigToken]
 
+    @extend_schema_serializer(component_name="JobStatusInput")
     class InputSerializer(serializers.Serializer):
         status = serializers.ChoiceField(choices=JobStatus.choices)
         attempt = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
