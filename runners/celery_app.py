@@ -72,7 +72,15 @@ def queue_name(rig: str) -> str:
 def make_app(env: RigEnv | None = None) -> Celery:
     """Return the rig's Celery app for ``env`` (default: the process environment)."""
     env = env or RigEnv.read()
-    app = Celery("rigboard_rig", broker=env.broker_url or None, include=["runners.tasks", "runners.nightly"])
+    # set_as_current=False: imported inside the service's process (tests, spec
+    # checks), the rig app must not become the default app that the service's
+    # shared tasks bind to.
+    app = Celery(
+        "rigboard_rig",
+        broker=env.broker_url or None,
+        include=["runners.tasks", "runners.nightly"],
+        set_as_current=False,
+    )
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
