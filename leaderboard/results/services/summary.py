@@ -6,7 +6,7 @@ from __future__ import annotations
 from leaderboard.results.models import Run, Sample, SummarySource
 from runners import stats
 
-_SUMMARY_FIELDS = [
+SUMMARY_FIELDS = [
     "summary_source",
     "n_samples",
     "decode_tokens_per_s_mean",
@@ -24,6 +24,7 @@ _SUMMARY_FIELDS = [
     "energy_j_total",
     "tokens_per_kwh",
 ]
+# cost_usd_per_mtok is published only (an API price), never computed here.
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -39,7 +40,7 @@ def run_summary_apply(*, run: Run, samples: list[Sample]) -> None:
     run with no samples gets no figures."""
     if not samples:
         if run.summary_source != SummarySource.PUBLISHED:
-            for field in _SUMMARY_FIELDS[2:]:
+            for field in SUMMARY_FIELDS[2:]:
                 setattr(run, field, None)
             run.summary_source = SummarySource.NONE
             run.n_samples = 0
@@ -75,5 +76,5 @@ def run_summary_apply(*, run: Run, samples: list[Sample]) -> None:
 def run_summary_update(*, run: Run) -> Run:
     """Recompute and save ``run``'s summary from its stored samples; return it."""
     run_summary_apply(run=run, samples=list(run.samples.all()))
-    run.save(update_fields=[*_SUMMARY_FIELDS, "updated_at"])
+    run.save(update_fields=[*SUMMARY_FIELDS, "updated_at"])
     return run

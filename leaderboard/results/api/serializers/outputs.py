@@ -28,6 +28,7 @@ from leaderboard.results.models import (
     SweepPoint,
     Workload,
 )
+from leaderboard.results.services import summary
 
 
 @functools.cache
@@ -45,25 +46,7 @@ def represent(serializer_class: Any, instance: Any) -> Any:
     return _template(serializer_class).to_representation(instance)
 
 
-SUMMARY_FIELDS = [
-    "summary_source",
-    "n_samples",
-    "decode_tokens_per_s_mean",
-    "decode_tokens_per_s_median",
-    "decode_tokens_per_s_stdev",
-    "decode_tokens_per_s_min",
-    "decode_tokens_per_s_max",
-    "decode_tokens_per_s_range",
-    "decode_tokens_per_s_ci95_low",
-    "decode_tokens_per_s_ci95_high",
-    "prefill_tokens_per_s_mean",
-    "ttft_ms_mean",
-    "acceptance_pct",
-    "power_w_mean",
-    "energy_j_total",
-    "tokens_per_kwh",
-    "cost_usd_per_mtok",
-]
+SUMMARY_FIELDS = [*summary.SUMMARY_FIELDS, "cost_usd_per_mtok"]
 
 
 class RigGpuOutputSerializer(serializers.ModelSerializer):
