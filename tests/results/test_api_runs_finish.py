@@ -100,3 +100,39 @@ def test_only_the_owning_rig_may_finish(rig_with_token, make_rig_with_token):
     response = post_json(other.client, f"/api/runs/{body['uuid']}/finish/", {"status": "aborted"})
     assert response.status_code == 403
     assert Run.objects.get(uuid=body["uuid"]).status == "running"
+
+
+def test_a_full_post_completes_a_running_run_with_the_samples_it_lacks(rig_with_token):
+    # The runner opened the run and appended 2 samples; its close was spooled as the whole run.
+    body = open_run_with_samples(rig_with_token, n=2)
+    whole = {**body, "status": "finished", "samples": api_run_payload()["samples"], "server_log_tail": "done\n"}
+    whole["finished_at"] = api_run_payload()["finished_at"]
+    response = post_json(rig_with_token.client, "/api/runs/", whole)
+    assert response.status_code == 200, response.json()
+    doc = response.json()
+    assert doc["status"] == "finished"
+    assert doc["summary"]["n_samples"] == 3
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.status == "finished" and run.server_log_tail == "done\n"
+    assert sorted(Sample.objects.filter(run=run).values_list("index", flat=True)) == [1, 2, 3]
+    assert Run.objects.filter(uuid=body["uuid"]).count() == 1
+    assert run.decode_tokens_per_s_mean == pytest.approx(110.0)
+
+
+def test_a_full_post_of_an_ended_run_changes_nothing(rig_with_token):
+    body = open_run_with_samples(rig_with_token, n=2)
+    post_json(rig_with_token.client, f"/api/runs/{body['uuid']}/finish/", {"status": "aborted"})
+    whole = {**body, "status": "finished", "samples": api_run_payload()["samples"]}
+    response = post_json(rig_with_token.client, "/api/runs/", whole)
+    assert response.status_code == 200
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.status == "aborted" and Sample.objects.filter(run=run).count() == 2
+
+
+def test_a_repeated_open_leaves_the_running_run_as_it_is(rig_with_token):
+    body = open_run_with_samples(rig_with_token, n=1)
+    again = {**body, "samples": api_run_payload()["samples"]}
+    response = post_json(rig_with_token.client, "/api/runs/", again)
+    assert response.status_code == 200
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.status == "running" and Sample.objects.filter(run=run).count() == 1

@@ -262,7 +262,9 @@ def run_create(
     }
     found = _ingest_lookup(rig=rig, run_uuid=run_uuid, lookups={model: key[0] for model, key in keys.items()})
     if found.existing_rig_id is not None:
-        return _existing_or_conflict(Run.objects.get(uuid=run_uuid), rig)
+        return _existing_or_complete(
+            Run.objects.get(uuid=run_uuid), rig, run=run, samples=samples, sweep_points=sweep_points
+        )
     try:
         with transaction.atomic():
             catalog = {model: found.catalog[model] or _get_or_create(model, *key) for model, key in keys.items()}
@@ -287,6 +289,39 @@ def _existing_or_conflict(existing: Run, rig: Rig) -> RunCreateResult:
     if existing.rig_id != rig.pk:
         raise ApplicationError("a run with this uuid belongs to another rig", field="uuid", status_code=409)
     return RunCreateResult(run=existing, created=False)
+
+
+_ENDED = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED)
+
+
+def _existing_or_complete(
+    existing: Run,
+    rig: Rig,
+    *,
+    run: Mapping[str, Any],
+    samples: Sequence[Mapping[str, Any]],
+    sweep_points: Sequence[Mapping[str, Any]],
+) -> RunCreateResult:
+    """Return the stored run with created=False. If it is still running and this
+    document ends it (finished, failed or aborted), complete it first: add the
+    samples and sweep points not stored yet, set the status, reason and log tail.
+
+    A runner opens its run when the server is up and closes it at the end; when
+    the close could not be delivered, it spools the whole run and re-posts it
+    later, and that one document must be enough to finish the open run."""
+    result = _existing_or_conflict(existing, rig)
+    if existing.status != RunStatus.RUNNING or run.get("status") not in _ENDED:
+        return result
+    completed = run_append(
+        run=existing,
+        samples=samples,
+        sweep_points=sweep_points,
+        status=run["status"],
+        failure_reason=run.get("failure_reason") or "",
+        server_log_tail=run.get("server_log_tail"),
+        finished_at=run.get("finished_at"),
+    )
+    return RunCreateResult(run=completed, created=False)
 
 
 def _run_create_atomic(
@@ -410,6 +445,7 @@ def run_append(
     status: str | None = None,
     failure_reason: str | None = None,
     server_log_tail: str | None = None,
+    finished_at: Any = None,
 ) -> Run:
     """Add samples / sweep points to an open run and optionally finish it.
 
@@ -450,7 +486,7 @@ def run_append(
             update_fields.append("server_log_tail")
         if status is not None and status != RunStatus.RUNNING:
             locked.status = status
-            locked.finished_at = timezone.now()
+            locked.finished_at = finished_at or timezone.now()
             locked.failure_reason = failure_reason or ""
             update_fields += ["status", "finished_at", "failure_reason"]
         locked.save(update_fields=update_fields)
