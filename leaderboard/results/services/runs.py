@@ -28,6 +28,7 @@ from leaderboard.results.models import (
     SweepPoint,
     Workload,
 )
+from leaderboard.results.services import ingest_sql
 from leaderboard.results.services.keys import comparison_key, config_hash
 from leaderboard.results.services.summary import run_summary_apply, run_summary_update
 
@@ -351,7 +352,9 @@ def _run_create_atomic(
     sample_objs = _sample_objects(new_run, samples)
     run_summary_apply(run=new_run, samples=sample_objs)
     sweep_objs = _sweep_objects(new_run, sweep_points)
-    if not _insert_in_one_statement(new_run, sample_objs, sweep_objs):
+    if ingest_sql.applies():
+        ingest_sql.run_rows_insert(run=new_run, samples=sample_objs, points=sweep_objs)
+    else:
         new_run.save()
         Sample.objects.bulk_create(sample_objs)
         SweepPoint.objects.bulk_create(sweep_objs)
@@ -361,80 +364,6 @@ def _run_create_atomic(
         new_run, "sweep_points", sorted(sweep_objs, key=lambda p: (p.ctx_tokens is None, p.ctx_tokens or 0))
     )
     return new_run
-
-
-# PostgreSQL takes at most 65535 parameters in one statement.
-_MAX_PARAMS = 60_000
-
-
-def _values(obj: models.Model, skip: str = "") -> tuple[list[str], list[Any]]:
-    """Return the insert columns of ``obj`` (all but the primary key and ``skip``)
-    and their values prepared as Django's insert compiler prepares them."""
-    columns, values = [], []
-    for field in obj._meta.concrete_fields:
-        if field.primary_key or field.name == skip:
-            continue
-        columns.append(connection.ops.quote_name(field.column))
-        values.append(field.get_db_prep_save(field.pre_save(obj, add=True), connection=connection))
-    return columns, values
-
-
-def _insert_in_one_statement(run: Run, samples: list[Sample], points: list[SweepPoint]) -> bool:
-    """INSERT the run, its samples and its sweep points with one statement
-    (data-modifying CTEs) and set their primary keys; return False, inserting
-    nothing, where that does not apply (not PostgreSQL, save signals connected,
-    too many rows for one statement): the caller then uses save() and bulk_create().
-
-    Three ORM inserts cost three round trips and ≈ 3 ms of CPU compiling SQL
-    for 19 rows; this costs one. The samples' and sweep points' run_id is the
-    new run's id, read inside the statement."""
-    if connection.vendor != "postgresql" or any(
-        signal.has_listeners(model)
-        for signal in (models.signals.pre_save, models.signals.post_save)
-        for model in (Run, Sample, SweepPoint)
-    ):
-        return False
-    quote = connection.ops.quote_name
-    run_columns, params = _values(run)
-    # Only quoted identifiers and placeholders are formatted in; values are parameters.
-    statement = [
-        f"WITH new_run AS (INSERT INTO {quote(Run._meta.db_table)} ({', '.join(run_columns)}) "  # noqa: S608
-        f"VALUES ({', '.join(['%s'] * len(run_columns))}) RETURNING id)"
-    ]
-    returned = ["(SELECT id FROM new_run)"]
-    for name, model, objs in (("new_samples", Sample, samples), ("new_points", SweepPoint, points)):
-        if not objs:
-            returned.append("NULL")
-            continue
-        rows = []
-        for obj in objs:
-            columns, values = _values(obj, skip="run")
-            rows.append(f"((SELECT id FROM new_run), {', '.join(['%s'] * len(values))})")  # noqa: S608
-            params += values
-        statement.append(
-            f"{name} AS (INSERT INTO {quote(model._meta.db_table)} ({quote('run_id')}, {', '.join(columns)}) "  # noqa: S608
-            f"VALUES {', '.join(rows)} RETURNING id)"
-        )
-        # Ids come from a sequence, row by row in VALUES order: sorted ids match the objects' order.
-        returned.append(f"(SELECT array_agg(id ORDER BY id) FROM {name})")  # noqa: S608
-    if len(params) > _MAX_PARAMS:
-        return False
-    with connection.cursor() as cursor:
-        cursor.execute(",\n".join(statement) + "\nSELECT " + ", ".join(returned), params)
-        run_id, sample_ids, point_ids = cursor.fetchone()
-    stored: list[tuple[models.Model, int]] = [
-        (run, run_id),
-        *zip(samples, sample_ids or (), strict=True),
-        *zip(points, point_ids or (), strict=True),
-    ]
-    for stored_obj, pk in stored:
-        stored_obj.pk = pk
-        stored_obj._state.adding, stored_obj._state.db = False, connection.alias
-    for sample in samples:
-        sample.run = run
-    for point in points:
-        point.run = run  # sets run_id, now that the run has its id
-    return True
 
 
 def run_append(
