@@ -6,22 +6,53 @@ A rig is not a Django user, so ``request.user`` stays AnonymousUser and
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from django.db import connection
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from leaderboard.results.models import RigToken
+from leaderboard.results.db import prepared_cursor
+from leaderboard.results.models import Rig, RigToken
 from leaderboard.results.models.rigs import hash_token
 
 # Writing last_used_at on every request would turn each read-heavy retry loop
 # into a write; a minute is precise enough to spot a dead or leaked token.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 KEYWORD = "Token"
+
+
+@functools.cache
+def _token_statement() -> str:
+    quote = connection.ops.quote_name
+    columns = [f"t.{quote(f.column)}" for f in RigToken._meta.concrete_fields]
+    columns += [f"r.{quote(f.column)}" for f in Rig._meta.concrete_fields]
+    # Only quoted identifiers are formatted in; the hash is a parameter.
+    return (
+        f"SELECT {', '.join(columns)} FROM {quote(RigToken._meta.db_table)} t "  # noqa: S608
+        f"JOIN {quote(Rig._meta.db_table)} r ON r.id = t.{quote('rig_id')} WHERE t.{quote('key_hash')} = %s"
+    )
+
+
+def token_with_rig(*, key_hash: str) -> RigToken | None:
+    """Return the RigToken with ``key_hash`` and its rig (revoked or not), or None.
+
+    Every rig request starts here: one constant statement, prepared by the
+    server (results/db.py), instead of the ORM compiling the same join each time."""
+    with prepared_cursor() as cursor:
+        cursor.execute(_token_statement(), [key_hash])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    token_fields, rig_fields = RigToken._meta.concrete_fields, Rig._meta.concrete_fields
+    token = RigToken.from_db(connection.alias, [f.attname for f in token_fields], row[: len(token_fields)])
+    token.rig = Rig.from_db(connection.alias, [f.attname for f in rig_fields], row[len(token_fields) :])
+    return token
 
 
 class RigTokenAuthentication(authentication.BaseAuthentication):
@@ -44,11 +75,9 @@ class RigTokenAuthentication(authentication.BaseAuthentication):
 
     def token_for(self, raw: str) -> RigToken:
         """Return the active RigToken whose hash matches ``raw``; raise AuthenticationFailed otherwise."""
-        try:
-            # .get(), not .first(): no ORDER BY for a lookup by a unique key.
-            token = RigToken.objects.select_related("rig").get(key_hash=hash_token(raw))
-        except RigToken.DoesNotExist:
-            raise exceptions.AuthenticationFailed("Invalid token.") from None
+        token = token_with_rig(key_hash=hash_token(raw))
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
         if token.revoked_at is not None:
             raise exceptions.AuthenticationFailed("This token has been revoked.")
         now = timezone.now()

@@ -18,9 +18,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
 from django.db import connection, models
 
+from leaderboard.results.db import prepared_cursor
 from leaderboard.results.models import Run, Sample, SweepPoint
 
 
@@ -106,12 +106,7 @@ def run_rows_insert(*, run: Run, samples: Sequence[Sample], points: Sequence[Swe
         _document([_row(s, sample_fields) for s in samples]),
         _document([_row(p, point_fields) for p in points]),
     ]
-    connection.ensure_connection()
-    # A server-side binding cursor on Django's own connection (same transaction;
-    # psycopg prepares the constant statement after a few uses), wrapped as
-    # connection.cursor() wraps its own: Django's error classes, query logging
-    # and execute wrappers apply.
-    with connection._prepare_cursor(psycopg.Cursor(connection.connection)) as cursor:  # type: ignore[attr-defined]
+    with prepared_cursor() as cursor:
         cursor.execute(_statement(), params)
         row = cursor.fetchone()
     assert row is not None  # noqa: S101 - the statement always returns one row

@@ -16,6 +16,7 @@ from typing import Any
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
+from leaderboard.results.db import prepared_cursor
 from leaderboard.results.models import (
     Configuration,
     ModelFile,
@@ -188,7 +189,7 @@ def _ingest_lookup(*, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Mode
     )
     columns.append(f"(SELECT r.{quote('rig_id')} FROM {quote(Run._meta.db_table)} r WHERE r.{quote('uuid')} = %s)")  # noqa: S608
     params += [rig.pk, run_uuid]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute("SELECT " + ", ".join(columns), params)
         row = cursor.fetchone()
     catalog = {

@@ -74,10 +74,11 @@ def _model_attribute(parent: serializers.Serializer, field: serializers.Field) -
     """Return the attribute name when ``field`` reads a concrete model field
     straight off the instance (no dotted source, no callable); None otherwise."""
     model = getattr(getattr(parent, "Meta", None), "model", None)
-    if model is None or field.source == "*" or "." in field.source:
+    source = field.source
+    if model is None or not isinstance(source, str) or source == "*" or "." in source:
         return None
     try:
-        model_field = model._meta.get_field(field.source)
+        model_field = model._meta.get_field(source)
     except Exception:  # noqa: BLE001 - FieldDoesNotExist: a property, method or annotation
         return None
     if not getattr(model_field, "concrete", False) or model_field.is_relation:
