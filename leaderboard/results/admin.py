@@ -192,7 +192,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
-    list_display = ["key", "title", "author_handle", "published_on"]
+    list_display = ["key", "title", "author_handle", "published_date"]
     search_fields = ["key", "title", "author_handle"]
 
 

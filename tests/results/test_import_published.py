@@ -284,3 +284,22 @@ def test_the_command_prints_the_counts():
     assert f"runs: 0 created, 0 updated, {n} unchanged, 0 deleted" in second.getvalue()
     assert f"experiments: {len(DATA['experiments'])} created" in first.getvalue()
     assert Run.objects.count() == n
+
+
+def test_a_month_only_date_is_kept_as_the_article_gives_it():
+    published_import()
+    dated = {r["source"]["file"]: r["source"]["date"] for r in DATA["reports"] if r["source"].get("date")}
+    assert dated, "the shipped file has dated sources"
+    for key, given in dated.items():
+        source = Source.objects.get(key=key)
+        assert source.published_date == given
+        assert (source.published_on is None) == (len(given) < len("2026-03-01"))
+
+
+@pytest.mark.parametrize("bad", ["March 2026", "2026-13", "2026-02-30", 2026])
+def test_it_refuses_a_date_that_is_not_iso(tmp_path, bad):
+    data = copy.deepcopy(DATA)
+    data["reports"][0]["source"]["date"] = bad
+    with pytest.raises(PublishedDataError, match="date"):
+        published_import(path=_write(tmp_path, data))
+    assert Source.objects.count() == 0

@@ -13,7 +13,10 @@ class Source(models.Model):
     title = models.CharField(max_length=500)
     author_handle = models.CharField(max_length=200, blank=True)
     url = models.URLField(max_length=500, blank=True)
-    published_on = models.DateField(null=True, blank=True)
+    published_on = models.DateField(null=True, blank=True, help_text="Set when the source gives a full date.")
+    published_date = models.CharField(
+        max_length=10, blank=True, help_text="The date as the source gives it: YYYY, YYYY-MM or YYYY-MM-DD."
+    )
 
     def __str__(self) -> str:
         return self.title

@@ -217,7 +217,7 @@ class SourceOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Source
-        fields = ["key", "title", "author_handle", "url", "published_on", "n_runs"]
+        fields = ["key", "title", "author_handle", "url", "published_date", "published_on", "n_runs"]
 
 
 class SourceDetailOutputSerializer(SourceOutputSerializer):

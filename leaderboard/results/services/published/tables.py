@@ -3,6 +3,7 @@ tables, tuning experiments and fitted formulas; plus the import's per-kind count
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -58,6 +59,27 @@ class ImportReport:
         ]
 
 
+_PARTIAL_DATE = re.compile(r"\d{4}(-\d{2}(-\d{2})?)?")
+
+
+def _published_date(raw: object, key: str) -> tuple[str, date | None]:
+    """Return (the date as the source gives it, the full date or None).
+
+    Articles often give only a month ('2026-03'): it is kept as text, and only a
+    full date fills published_on (the one used for sorting)."""
+    if raw is None or raw == "":
+        return "", None
+    if not isinstance(raw, str) or not _PARTIAL_DATE.fullmatch(raw):
+        raise PublishedDataError(f"source {key}: date {raw!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    try:
+        if len(raw) == len("2026-03-01"):
+            return raw, date.fromisoformat(raw)
+        date.fromisoformat(f"{raw}-01" if len(raw) == len("2026-03") else f"{raw}-01-01")
+    except ValueError:
+        raise PublishedDataError(f"source {key}: date {raw!r} is not a real date") from None
+    return raw, None
+
+
 def _upsert(model: type[models.Model], lookup: dict[str, Any], values: dict[str, Any]) -> tuple[Any, str]:
     """Create the row ``lookup`` names with ``values``, or update the fields that differ.
     Return the row and 'created', 'updated' or 'unchanged'."""
@@ -85,18 +107,13 @@ def sources_import(data: Mapping[str, Any], report: ImportReport) -> dict[str, S
     sources = {}
     for key, entries in by_key.items():
         raw_date = first_given(e.get("date") for e in entries)
-        # A month-only date ('2026-03') has no day to store; it stays in each run's verbatim report.
-        published_on = None
-        if isinstance(raw_date, str) and len(raw_date) == len("2026-03-01"):
-            try:
-                published_on = date.fromisoformat(raw_date)
-            except ValueError:
-                raise PublishedDataError(f"source {key}: date {raw_date!r} is not YYYY-MM-DD") from None
+        published_date, published_on = _published_date(raw_date, key)
         values = {
             "title": read_text(first_given(e.get("title") for e in entries), f"source {key}: title"),
             "author_handle": read_text(first_given(e.get("author_handle") for e in entries), f"source {key}: author"),
             "url": read_text(first_given(e.get("url") for e in entries), f"source {key}: url"),
             "published_on": published_on,
+            "published_date": published_date,
         }
         sources[key], outcome = _upsert(Source, {"key": key}, values)
         report.counts["sources"].add(outcome)
