@@ -43,7 +43,11 @@ def token_with_rig(*, key_hash: str) -> RigToken | None:
     """Return the RigToken with ``key_hash`` and its rig (revoked or not), or None.
 
     Every rig request starts here: one constant statement, prepared by the
-    server (results/db.py), instead of the ORM compiling the same join each time."""
+    server (results/db.py), instead of the ORM compiling the same join each time.
+    Elsewhere than PostgreSQL (the SQLite default), the ORM: its converters
+    turn SQLite's stored text back into date-times."""
+    if connection.vendor != "postgresql":
+        return RigToken.objects.select_related("rig").filter(key_hash=key_hash).first()
     with prepared_cursor() as cursor:
         cursor.execute(_token_statement(), [key_hash])
         row = cursor.fetchone()

@@ -2,6 +2,8 @@
 
 from django.db import migrations, models
 
+from leaderboard.results.operations import PostgresOnlyAddIndex
+
 
 class Migration(migrations.Migration):
 
@@ -10,7 +12,8 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddIndex(
+        # NULLS LAST in an index: PostgreSQL only (SQLite cannot build it).
+        PostgresOnlyAddIndex(
             model_name='run',
             index=models.Index(models.OrderBy(models.F('tokens_per_kwh'), descending=True, nulls_last=True), models.OrderBy(models.F('id'), descending=True), condition=models.Q(('decode_tokens_per_s_mean__isnull', False), ('status', 'finished')), name='run_ranked_kwh_idx'),
         ),
