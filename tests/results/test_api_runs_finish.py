@@ -136,3 +136,26 @@ def test_a_repeated_open_leaves_the_running_run_as_it_is(rig_with_token):
     assert response.status_code == 200
     run = Run.objects.get(uuid=body["uuid"])
     assert run.status == "running" and Sample.objects.filter(run=run).count() == 1
+
+
+def test_finish_replaces_the_fingerprint_and_merges_extra(rig_with_token):
+    body = open_run_with_samples(rig_with_token, n=1)
+    body_extra = {"opened": True}
+    Run.objects.filter(uuid=body["uuid"]).update(extra=body_extra)
+    response = post_json(
+        rig_with_token.client,
+        f"/api/runs/{body['uuid']}/finish/",
+        {"status": "finished", "fingerprint": {"gpus": []}, "extra": {"cached_prompt_tokens": [0, 0]}},
+    )
+    assert response.status_code == 200, response.json()
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.fingerprint == {"gpus": []}
+    assert run.extra == {"opened": True, "cached_prompt_tokens": [0, 0]}
+    assert response.json()["extra"] == run.extra
+
+
+def test_a_full_post_completing_a_run_carries_its_extra(rig_with_token):
+    body = open_run_with_samples(rig_with_token, n=1)
+    whole = {**body, "status": "finished", "extra": {"tokens_generated_source": "usage"}}
+    assert post_json(rig_with_token.client, "/api/runs/", whole).status_code == 200
+    assert Run.objects.get(uuid=body["uuid"]).extra["tokens_generated_source"] == "usage"

@@ -322,6 +322,8 @@ def _existing_or_complete(
         failure_reason=run.get("failure_reason") or "",
         server_log_tail=run.get("server_log_tail"),
         finished_at=run.get("finished_at"),
+        fingerprint=run.get("fingerprint") or None,
+        extra=run.get("extra") or None,
     )
     return RunCreateResult(run=completed, created=False)
 
@@ -376,6 +378,8 @@ def run_append(
     failure_reason: str | None = None,
     server_log_tail: str | None = None,
     finished_at: Any = None,
+    fingerprint: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> Run:
     """Add samples / sweep points to an open run and optionally finish it.
 
@@ -414,6 +418,14 @@ def run_append(
         if server_log_tail is not None:
             locked.server_log_tail = server_log_tail
             update_fields.append("server_log_tail")
+        # What the runner learns only at the end (cache checks, token sources…):
+        # the fingerprint is replaced, extra merged key by key.
+        if fingerprint is not None:
+            locked.fingerprint = dict(fingerprint)
+            update_fields.append("fingerprint")
+        if extra is not None:
+            locked.extra = {**(locked.extra or {}), **extra}
+            update_fields.append("extra")
         if status is not None and status != RunStatus.RUNNING:
             locked.status = status
             locked.finished_at = finished_at or timezone.now()

@@ -283,6 +283,8 @@ class RunFinishInputSerializer(RunAppendInputSerializer):
     )
     failure_reason = text(RunModel, "failure_reason")
     server_log_tail = text(RunModel, "server_log_tail")
+    fingerprint = JSONObjectField(required=False, allow_null=True, help_text="Replaces the stored one when given.")
+    extra = JSONObjectField(required=False, allow_null=True, help_text="Merged into the stored one, key by key.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["status"] == RunStatus.FAILED and not attrs.get("failure_reason"):

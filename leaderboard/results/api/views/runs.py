@@ -215,5 +215,7 @@ class RunFinishApi(ApiMixin, APIView):
             status=data["status"],
             failure_reason=data.get("failure_reason") or "",
             server_log_tail=data.get("server_log_tail"),
+            fingerprint=data.get("fingerprint"),
+            extra=data.get("extra"),
         )
         return Response(_detail(uuid))
