@@ -223,6 +223,14 @@ CELERY_TIMEZONE = TIME_ZONE
 RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S = env_int("RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S", 2 * 60 * 60)
 RIGBOARD_JOB_MAX_TIME_LIMIT_S = env_int("RIGBOARD_JOB_MAX_TIME_LIMIT_S", 12 * 60 * 60)
 RIGBOARD_JOB_GRACE_S = env_int("RIGBOARD_JOB_GRACE_S", 5 * 60)
+# A queued job no worker of its rig has taken after this long expires: its
+# Celery message expires (a worker that gets it later drops it) and the sweeper
+# marks the job expired.
+RIGBOARD_JOB_QUEUE_TTL_S = env_int("RIGBOARD_JOB_QUEUE_TTL_S", 24 * 60 * 60)
+if RIGBOARD_JOB_QUEUE_TTL_S <= 0:
+    raise ImproperlyConfigured(
+        f"RIGBOARD_JOB_QUEUE_TTL_S must be a positive number of seconds, got {RIGBOARD_JOB_QUEUE_TTL_S}"
+    )
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")

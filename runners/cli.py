@@ -33,7 +33,11 @@ def _parser() -> argparse.ArgumentParser:
         cmd.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=None, help="run the context sweep")
         if name == "attach":
             cmd.add_argument("--url", required=True, help="base URL of the running server")
-            cmd.add_argument("--engine", default="", help="engine name if detection guesses wrong")
+            cmd.add_argument(
+                "--engine",
+                default="",
+                help="engine if detection guesses wrong (llama.cpp, vllm…); openai: any /v1 server",
+            )
             cmd.add_argument("--model", default="", help="model name to request")
             cmd.add_argument("--api-key", default="", help="bearer token of the server, if it wants one")
     flush = sub.add_parser("flush", help="re-post runs waiting in the spool directory")

@@ -6,25 +6,38 @@ run JSON is written to the spool directory and re-posted later — before the
 next run and by ``python -m runners flush``; a repeated POST of the same uuid
 creates nothing twice. A 4xx (other than 429) will not get better by retrying:
 the run moves to ``spool/rejected/`` with the service's answer, kept for a human.
+
+While it is measured, a run is also live on the service (``LiveRun``): opened
+as running once the server is up, extended after each repetition and sweep
+point, closed at the end. The spooled document is always the whole run, and
+the service completes an open run from it, so a close that fails loses nothing.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import requests
 
+logger = logging.getLogger(__name__)
+
 _RETRY_STATUSES = {408, 429}
+# Opening and appending are best effort between repetitions: a slow service
+# must not hold the benchmark up for long.
+LIVE_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
 class Delivery:
-    """How one run was delivered: 'posted', 'spooled' or 'rejected'."""
+    """How one request or run was delivered: 'posted', 'spooled' or 'rejected'
+    ('unreachable' for a request that is not spooled: open, append, finish)."""
 
     outcome: str
     status_code: int | None = None
@@ -59,26 +72,33 @@ class ServiceClient:
     def close(self) -> None:
         self.session.close()
 
-    def _post(self, payload: Mapping[str, Any]) -> Delivery:
+    def send(self, path: str, body: Mapping[str, Any], *, timeout_s: float | None = None) -> Delivery:
+        """POST ``body`` to ``path`` (under the service URL) and return 'posted'
+        (200/201), 'unreachable' (no answer, 5xx, 408, 429: worth retrying) or
+        'rejected' (any other answer). Never raises for the service's faults."""
         try:
-            resp = self.session.post(f"{self.url}/api/runs/", json=payload, timeout=self.timeout_s)
+            resp = self.session.post(f"{self.url}{path}", json=body, timeout=timeout_s or self.timeout_s)
         except requests.RequestException as exc:
-            return Delivery("spooled", detail=f"service unreachable: {exc}")
+            return Delivery("unreachable", detail=f"service unreachable: {exc}")
         try:
-            body = resp.json()
+            body_in = resp.json()
         except ValueError:
-            body = None
+            body_in = None
         if resp.status_code in (200, 201):
-            return Delivery("posted", status_code=resp.status_code, response=body)
-        detail = json.dumps(body) if body is not None else resp.text[:2000]
+            return Delivery("posted", status_code=resp.status_code, response=body_in)
+        detail = f"HTTP {resp.status_code}: " + (json.dumps(body_in) if body_in is not None else resp.text[:2000])
         if resp.status_code >= 500 or resp.status_code in _RETRY_STATUSES:
-            return Delivery("spooled", status_code=resp.status_code, detail=f"HTTP {resp.status_code}: {detail}")
-        return Delivery("rejected", status_code=resp.status_code, detail=f"HTTP {resp.status_code}: {detail}")
+            return Delivery("unreachable", status_code=resp.status_code, detail=detail)
+        return Delivery("rejected", status_code=resp.status_code, detail=detail)
 
-    def post_run(self, payload: Mapping[str, Any]) -> Delivery:
+    def post_run(self, payload: Mapping[str, Any], *, timeout_s: float | None = None) -> Delivery:
         """POST one run; spool it or move it to rejected when that fails. Never raises for the service's faults."""
-        delivery = self._post(payload)
-        if delivery.outcome == "spooled":
+        return self.keep(payload, self.send("/api/runs/", payload, timeout_s=timeout_s))
+
+    def keep(self, payload: Mapping[str, Any], delivery: Delivery) -> Delivery:
+        """Return ``delivery`` for the whole run ``payload``, having written the
+        run to the spool (unreachable) or to rejected/ (rejected) first."""
+        if delivery.outcome == "unreachable":
             path = self._write(self.spool_dir, payload, None)
             return Delivery("spooled", delivery.status_code, delivery.detail, path=str(path))
         if delivery.outcome == "rejected":
@@ -94,7 +114,7 @@ class ServiceClient:
         )
         for index, path in enumerate(pending):
             payload = json.loads(path.read_text())
-            delivery = self._post(payload)
+            delivery = self.send("/api/runs/", payload)
             if delivery.outcome == "posted":
                 path.unlink()
                 result.posted.append(payload["uuid"])
@@ -132,3 +152,128 @@ class ServiceClient:
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
         tmp.replace(target)
         return target
+
+
+# What the finish endpoint takes from the whole run document.
+_FINISH_KEYS = ("status", "failure_reason", "server_log_tail", "finished_at", "extra", "samples", "sweep_points")
+
+
+class LiveRun:
+    """One run as the service sees it while it is measured.
+
+    ``open`` posts it as running (no samples); ``add`` appends each repetition
+    or sweep point as it is measured; ``close`` finishes it with everything.
+    Opening and appending are best effort: a failure is logged, what was not
+    delivered is sent again with the next ``add``, an open that found the
+    service down is tried again then, and the benchmark never stops for it.
+    ``close`` always delivers the whole run (posted, else spooled or rejected)."""
+
+    def __init__(self, client: ServiceClient | None, run_uuid: str) -> None:
+        self.client = client
+        self.run_uuid = run_uuid
+        self.opened = False  # the service holds the run as running
+        self.stopped = ""  # why live updates stopped (the service refused or closed the run)
+        self.appends_failed = 0
+        self._document: dict[str, Any] = {}
+        self._samples: list[dict[str, Any]] = []
+        self._points: list[dict[str, Any]] = []
+        self._pending_samples: list[dict[str, Any]] = []
+        self._pending_points: list[dict[str, Any]] = []
+
+    def open(self, document: Mapping[str, Any]) -> None:
+        """Post ``document`` (the run with status running) to open the run on the service."""
+        self._document = {**document, "status": "running", "samples": [], "sweep_points": []}
+        if self.client is not None:
+            self._open(self.client)
+
+    def add(self, *, samples: Sequence[Mapping[str, Any]] = (), sweep_points: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Append measured samples / sweep points to the open run (best effort)."""
+        self._samples += [dict(s) for s in samples]
+        self._points += [dict(p) for p in sweep_points]
+        self._pending_samples += [dict(s) for s in samples]
+        self._pending_points += [dict(p) for p in sweep_points]
+        if self.client is None or self.stopped or not self._document:
+            return
+        if not self.opened:
+            self._open(self.client)  # the service was down at the start; it may be back
+            return
+        self._append(self.client)
+
+    def close(self, payload: Mapping[str, Any], *, deliver_by: float | None = None) -> Delivery:
+        """Deliver the whole run ``payload`` and return how.
+
+        An open run is finished with ``POST /api/runs/{uuid}/finish/``; a run
+        never opened, or one the service refused to finish (404, 409, 400), is
+        POSTed whole (the service completes or creates it, or says why not).
+        If the service cannot be reached, the whole run is spooled. With
+        ``deliver_by`` (a time.monotonic() deadline) every request is cut to the
+        time left, and with none left the run goes straight to the spool."""
+        client = self.client
+        if client is None:
+            return Delivery("not_posted")
+        no_time = Delivery("unreachable", detail="no time left before the job's time limit")
+        timeout = _time_left(client, deliver_by)
+        if timeout is None:
+            return client.keep(payload, no_time)
+        if self.opened and not self.stopped:
+            body = {key: payload[key] for key in _FINISH_KEYS if key in payload}
+            finished = client.send(f"/api/runs/{self.run_uuid}/finish/", body, timeout_s=timeout)
+            if finished.outcome != "rejected":
+                return client.keep(payload, finished)
+            logger.warning("run %s: finish refused (%s); posting the whole run", self.run_uuid, finished.detail)
+            timeout = _time_left(client, deliver_by)
+            if timeout is None:
+                return client.keep(payload, no_time)
+        delivery = client.post_run(payload, timeout_s=timeout)
+        stored = (delivery.response or {}).get("status")
+        if delivery.outcome == "posted" and stored and stored != payload.get("status"):
+            # The service had ended the run already (its job was aborted): it keeps its own account.
+            detail = f"the service had already ended this run as {stored}; it kept the samples it had"
+            return Delivery("posted", delivery.status_code, detail, delivery.response)
+        return delivery
+
+    def _open(self, client: ServiceClient) -> None:
+        document = {**self._document, "samples": self._samples, "sweep_points": self._points}
+        opened = client.send("/api/runs/", document, timeout_s=min(client.timeout_s, LIVE_TIMEOUT_S))
+        if opened.outcome == "unreachable":
+            logger.warning("run %s: could not open it on the service (%s); will retry", self.run_uuid, opened.detail)
+            return
+        if opened.outcome == "rejected":
+            self.stopped = f"the service refused to open the run: {opened.detail}"
+            logger.warning("run %s: %s", self.run_uuid, self.stopped)
+            return
+        status = (opened.response or {}).get("status")
+        if status != "running":
+            self.stopped = f"the service already holds this run as {status}"
+            logger.warning("run %s: %s", self.run_uuid, self.stopped)
+            return
+        self.opened = True
+        if opened.status_code == 200 and (self._pending_samples or self._pending_points):
+            # The run was already open (an earlier open got through unanswered): append what it lacks.
+            self._append(client)
+        else:
+            self._pending_samples, self._pending_points = [], []
+
+    def _append(self, client: ServiceClient) -> None:
+        if not self._pending_samples and not self._pending_points:
+            return
+        body = {"samples": self._pending_samples, "sweep_points": self._pending_points}
+        timeout = min(client.timeout_s, LIVE_TIMEOUT_S)
+        appended = client.send(f"/api/runs/{self.run_uuid}/samples/", body, timeout_s=timeout)
+        if appended.outcome == "posted":
+            self._pending_samples, self._pending_points = [], []
+            return
+        self.appends_failed += 1
+        if appended.outcome == "rejected":
+            # 409: the run was closed on the service (its job aborted); 404/400: it will not take these.
+            self.stopped = f"the service refused the samples: {appended.detail}"
+        logger.warning("run %s: samples not appended (%s)", self.run_uuid, appended.detail)
+
+
+def _time_left(client: ServiceClient, deliver_by: float | None) -> float | None:
+    """Return the timeout for the next request: the client's, cut to the time
+    left before ``deliver_by``; None when less than a second is left."""
+    if deliver_by is None:
+        return client.timeout_s
+    left = deliver_by - time.monotonic()
+    return min(client.timeout_s, left) if left >= 1.0 else None

@@ -28,6 +28,12 @@ _SPEC_TYPES = {
 
 DEFAULT_SWEEP_DEPTHS = (4096, 8192, 16384, 32768, 65536, 131072, 202752, 262144)
 
+# ``attach.engine`` for a server known only to be OpenAI-compatible: the runner
+# asks it nothing beyond /v1 and posts the engine as 'other'.
+GENERIC_OPENAI = "openai"
+# The service's engine names (leaderboard/results/models/catalog.py Engine).
+ENGINES = ("llama.cpp", "ik_llama.cpp", "vllm", "ollama", "sglang", "beellama", "cloud-api", "other")
+
 
 class ConfigError(ValueError):
     """A configuration value is missing or wrong; ``field`` is its dotted path."""
@@ -117,7 +123,7 @@ class AttachConfig:
     """An already running OpenAI-compatible server."""
 
     url: str = ""
-    engine: str = ""  # llama.cpp, vllm, sglang, ollama…; '' = detect
+    engine: str = ""  # one of ENGINES, or 'openai' (generic: /v1 only); '' = detect
     api_key: str = ""
     model: str = ""  # the model name to request; '' = the server's first
 
@@ -149,13 +155,18 @@ class SweepConfig:
 
 @dataclass
 class ModelConfig:
-    """Model metadata the GGUF header cannot tell (repo, parameter counts)."""
+    """Model metadata for the run. A field left empty is filled from the model
+    file's GGUF header where it tells (architecture, parameter counts, experts,
+    layers, quantization); a field given here wins over the header."""
 
     name: str = ""
     repo: str = ""
     architecture: str = ""
     total_params_b: float | None = None
     active_params_b: float | None = None
+    experts_total: int | None = None
+    experts_active: int | None = None
+    layers: int | None = None
     quantization: str = ""
     weight_format: str = ""
 
@@ -201,6 +212,10 @@ class RigConfig:
                 raise ConfigError("server.port", "must be 0..65535")
         if self.attach is not None and not self.attach.url.startswith(("http://", "https://")):
             raise ConfigError("attach.url", "must be an http(s) URL")
+        if self.attach is not None and self.attach.engine not in ("", GENERIC_OPENAI, *ENGINES):
+            raise ConfigError(
+                "attach.engine", f"must be empty (detect), {GENERIC_OPENAI} (generic) or one of {', '.join(ENGINES)}"
+            )
         if self.workload.repetitions < 1:
             raise ConfigError("workload.repetitions", "must be at least 1")
         if self.workload.max_tokens < 2:

@@ -47,6 +47,10 @@ class Sample:
     decode_s: float | None = None
     decode_cpu_s: float | None = None  # this process's CPU time over the decode (harness overhead)
     system_fingerprint: str = ""
+    # Where tokens_generated came from: timings (llama.cpp's own count), usage (the
+    # OpenAI stream's final usage), chunks (content chunks counted: a server that
+    # sends several tokens per chunk is under-counted) or '' (none generated).
+    tokens_source: str = ""
     error: str = ""
     error_kind: str = ""  # timeout | connection | http | protocol
 
@@ -92,6 +96,7 @@ def measure_stream(
     timeout_s: float,
     disagreement_pct: float = 3.0,
     headers: Mapping[str, str] | None = None,
+    server_timings: bool = True,
 ) -> Sample:
     """POST ``body`` (with stream on) to ``url`` and time it; return the Sample.
 
@@ -99,7 +104,10 @@ def measure_stream(
     interval llama-server's ``predicted_per_second`` uses (its first token comes
     free with the prompt's logits). ``timeout_s`` bounds the silence between two
     reads (the prefill included): a hung server becomes error_kind 'timeout'.
-    The total time is bounded by the request's token budget."""
+    The total time is bounded by the request's token budget. With
+    ``server_timings`` False (a generic OpenAI-compatible server) llama.cpp's
+    ``timings`` are ignored even if sent: the server figures stay None and the
+    token count comes from ``usage``, else from the chunks (``tokens_source``)."""
     sample = Sample(index=index)
     started = time.perf_counter()
     t_first: float | None = None
@@ -156,9 +164,12 @@ def measure_stream(
     except (ValueError, KeyError, TypeError) as exc:
         sample.error, sample.error_kind = f"unreadable stream: {exc}", "protocol"
     sample.text = "".join(pieces)
-    _apply_server_timings(sample, timings, usage)
+    _apply_server_timings(sample, timings if server_timings else {}, usage)
     if sample.tokens_generated is None and n_chunks:
-        sample.tokens_generated = n_chunks
+        sample.tokens_generated, sample.tokens_source = n_chunks, "chunks"
+        # One chunk is one token on most servers, several on some (vLLM drafting):
+        # the count, and the decode t/s from it, may then be low.
+        sample.flags.append("tokens_counted_from_chunks")
     if t_first is not None:
         sample.ttft_ms = (t_first - started) * 1000.0
         # The chunk carrying the finish reason arrives when the last counted token
@@ -197,6 +208,7 @@ def _apply_server_timings(sample: Sample, timings: Mapping[str, Any], usage: Map
         sample.prompt_tokens = _int(timings.get("prompt_n"))
         sample.cached_prompt_tokens = _int(timings.get("cache_n"))
         sample.tokens_generated = _int(timings.get("predicted_n"))
+        sample.tokens_source = "timings" if sample.tokens_generated is not None else ""
         sample.prefill_tokens_per_s = _positive(timings.get("prompt_per_second"))
         sample.decode_tokens_per_s_server = _positive(timings.get("predicted_per_second"))
         sample.draft_n = _int(timings.get("draft_n"))
@@ -209,6 +221,7 @@ def _apply_server_timings(sample: Sample, timings: Mapping[str, Any], usage: Map
             sample.prompt_tokens = _int(usage.get("prompt_tokens"))
         if sample.tokens_generated is None:
             sample.tokens_generated = _int(usage.get("completion_tokens"))
+            sample.tokens_source = "usage" if sample.tokens_generated is not None else ""
 
 
 def _flag_disagreement(sample: Sample, limit_pct: float) -> None:
@@ -228,37 +241,71 @@ def _positive(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
-_METRIC_LINE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+([0-9.eE+-]+|NaN)")
-# vLLM's speculative-decoding counters (names across the v0 and v1 engines).
-_VLLM_DRAFTED = ("vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens")
-_VLLM_ACCEPTED = ("vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens")
+# One sample line of the Prometheus text format: name, optional labels (quoted
+# values may hold any character, '}' included), value; a timestamp may follow.
+_METRIC_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[^}"]|"(?:[^"\\]|\\.)*")*\})?\s+(\S+)')
+# vLLM's speculative-decoding counters. prometheus_client exposes a counter named
+# ``x`` as ``x_total`` (plus an ``x_created`` timestamp, ignored); the bare name
+# is read only from an exporter that gives no ``_total`` sample.
+_VLLM_DRAFTED = "vllm:spec_decode_num_draft_tokens"
+_VLLM_ACCEPTED = "vllm:spec_decode_num_accepted_tokens"
 
 
 def parse_spec_counters(metrics_text: str) -> tuple[int, int] | None:
-    """Return (drafted, accepted) token counters summed over label sets from
-    Prometheus text; None when the server exports neither."""
-    drafted = accepted = 0.0
-    seen = False
+    """Return (drafted, accepted) token counters summed over label sets (engines,
+    models) from Prometheus text; None when the server exports neither."""
+    sums: dict[str, float] = {}
     for line in metrics_text.splitlines():
         match = _METRIC_LINE.match(line)
-        if not match or match.group(3) == "NaN":
+        if not match or match.group(1) not in _COUNTER_NAMES:
             continue
-        name = match.group(1)
-        if name in _VLLM_DRAFTED:
-            drafted += float(match.group(3))
-            seen = True
-        elif name in _VLLM_ACCEPTED:
-            accepted += float(match.group(3))
-            seen = True
-    return (int(drafted), int(accepted)) if seen else None
+        try:
+            value = float(match.group(3))
+        except ValueError:
+            continue
+        if value == value:  # NaN: an unset counter
+            sums[match.group(1)] = sums.get(match.group(1), 0.0) + value
+    counts = []
+    for base in (_VLLM_DRAFTED, _VLLM_ACCEPTED):
+        total = sums.get(f"{base}_total", sums.get(base))
+        counts.append(total)
+    if counts[0] is None and counts[1] is None:
+        return None
+    return int(counts[0] or 0), int(counts[1] or 0)
 
 
-def scrape_spec_counters(session: requests.Session, base_url: str) -> tuple[int, int] | None:
+_COUNTER_NAMES = frozenset({_VLLM_DRAFTED, f"{_VLLM_DRAFTED}_total", _VLLM_ACCEPTED, f"{_VLLM_ACCEPTED}_total"})
+
+
+def scrape_spec_counters(
+    session: requests.Session, base_url: str, headers: Mapping[str, str] | None = None
+) -> tuple[int, int] | None:
     """Return vLLM's cumulative (drafted, accepted) from ``/metrics``; None if unavailable."""
     try:
-        resp = session.get(f"{base_url}/metrics", timeout=5, headers={"Connection": "close"})
+        resp = session.get(f"{base_url}/metrics", timeout=5, headers={**(headers or {}), "Connection": "close"})
     except requests.RequestException:
         return None
     if resp.status_code != 200:
         return None
     return parse_spec_counters(resp.text)
+
+
+def spec_counter_delta(
+    before: tuple[int, int] | None, after: tuple[int, int] | None
+) -> tuple[int | None, int | None, str]:
+    """Return (draft_n, draft_n_accepted, why they are None) for one repetition from
+    the cumulative counters read before and after it. No counters either time is
+    a server that does not draft: None, no reason. A counter that went down (the
+    server restarted) or one missing read gives None with the reason."""
+    if before is None and after is None:
+        return None, None, ""
+    if before is None or after is None:
+        return None, None, "/metrics gave no spec-decode counters " + ("before" if before is None else "after")
+    drafted, accepted = after[0] - before[0], after[1] - before[1]
+    if drafted < 0 or accepted < 0:
+        return None, None, "the /metrics counters went down (the server restarted?)"
+    if accepted > drafted:
+        # The service refuses such a sample: a read that caught one counter updated
+        # and not the other.
+        return None, None, f"accepted {accepted} > drafted {drafted}: /metrics was read mid-update"
+    return drafted, accepted, ""

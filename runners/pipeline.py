@@ -1,25 +1,31 @@
 """The one entry point the CLI and the Celery task share: ``run_job(spec)``.
 
 Order: re-post anything spooled, start (or attach to) the server, fingerprint,
-warmup + measured repetitions, the context sweep, stop the server, post the run
-(or spool it). Errors in the config or the server launch raise before anything
-is counted; anything that goes wrong after the first repetition started gives a
-posted run with status failed (or aborted on Ctrl-C), never a lost one.
+open the run on the service as running, warmup + measured repetitions (each
+appended to the open run), the context sweep (each point appended), stop the
+server, close the run with everything (or spool the whole run). Errors in the
+config or the server launch raise before anything is counted; anything that
+goes wrong once the server is up gives a run closed as failed (or aborted on
+Ctrl-C), never a lost one, and a runner killed outright leaves an open run with
+the repetitions appended so far for the service to close.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import requests
+from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import report
-from runners.client import Delivery, ServiceClient
+from runners.client import Delivery, LiveRun, ServiceClient
 from runners.config import ConfigError, RigConfig
 from runners.fingerprint import capture
 from runners.payload import build_payload
@@ -31,6 +37,9 @@ from runners.sweep import SweepPoint, run_sweep
 from runners.workload import Workload
 
 Progress = Callable[[str, int, int], None]
+# Wraps the measuring (flush, server start, suite, sweep) but not the server's
+# stop nor the delivery: the Celery task's soft time limit.
+Guard = Callable[[], contextlib.AbstractContextManager[Any]]
 
 
 def _workload(config: RigConfig) -> Workload:
@@ -58,92 +67,178 @@ def client_for(config: RigConfig) -> ServiceClient | None:
     )
 
 
-def run_job(spec: Mapping[str, Any], *, progress: Progress | None = None) -> dict[str, Any]:
+def run_job(
+    spec: Mapping[str, Any],
+    *,
+    progress: Progress | None = None,
+    guard: Guard | None = None,
+    deliver_by: float | None = None,
+) -> dict[str, Any]:
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
     Return {"run_uuid", "status" (finished|failed|aborted), "failure_reason",
     "delivered" ("posted"|"spooled"|"rejected"|"not_posted"), "http_status",
-    "delivery_detail", "spool_path", "n_samples", "decode_tokens_per_s_mean",
-    "acceptance_pct", "table", "sweep_table", "flushed"}. ``progress(stage, done,
-    total)`` is called as stages advance (stage: flush, server, warmup,
-    repetitions, sweep, post). Raise ConfigError for a bad spec and
+    "delivery_detail", "spool_path", "opened" (the run was live on the service
+    while measured), "live_detail", "n_samples", "decode_tokens_per_s_mean",
+    "acceptance_pct", "table", "sweep_table", "flushed"}. ``progress(stage,
+    done, total)`` is called as stages advance (stage: flush, server, warmup,
+    repetitions, sweep, post). ``guard()`` wraps the measuring: an exception it
+    raises once the server is up (a time limit) ends the run as failed with what
+    was measured; the server's stop and the delivery run after it. With
+    ``deliver_by`` (time.monotonic()), the delivery's requests end by then and
+    the run is spooled if the time is up. Raise ConfigError for a bad spec and
     runners.server.ServerError when the server cannot be started or reached —
-    in both cases nothing was measured or posted."""
+    in both cases nothing was measured or posted; an exception from ``guard``
+    before the server is up is raised as well."""
     config = RigConfig.from_mapping(spec)
     workload = _workload(config)
     run_uuid = config.run_uuid or str(uuid.uuid4())
     notify = progress or (lambda stage, done, total: None)
     client = client_for(config)
-    flushed = client.flush().as_dict() if client is not None else None
-    notify("flush", 1, 1)
+    live = LiveRun(client, run_uuid)
     try:
-        server = _server(config, run_uuid)
-        notify("server", 1, 1)
-        payload = _measure(config, workload, server, run_uuid, notify)
+        measurement = _Measurement(config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify)
+        payload = measurement.run(client, guard or contextlib.nullcontext)
         if config.output_path:
             Path(config.output_path).expanduser().write_text(json.dumps(payload, indent=1))
-        delivery = client.post_run(payload) if client is not None else Delivery("not_posted")
+        try:
+            delivery = live.close(payload, deliver_by=deliver_by)
+        except SoftTimeLimitExceeded as exc:
+            # A pool's own soft limit can land here too; the run must still not be lost.
+            delivery = Delivery("unreachable", detail=f"delivery interrupted: {limit_text(exc)}")
+            delivery = client.keep(payload, delivery) if client is not None else Delivery("not_posted")
         notify("post", 1, 1)
     finally:
         if client is not None:
             client.close()
-    return _result(payload, delivery, flushed)
+    return _result(payload, delivery, measurement.flushed, live)
 
 
-def _measure(config: RigConfig, workload: Workload, server: ServerHandle, run_uuid: str, notify: Progress) -> dict:
-    started = dt.datetime.now(dt.UTC)
-    suite = SuiteResult()
-    points: list[SweepPoint] = []
-    fingerprint: dict[str, Any] = {}
-    interrupted: BaseException | None = None
-    with PowerMonitor() as monitor, requests.Session() as session:
-        try:
-            model_path = config.server.model if config.server else ""
-            fingerprint = capture(
+@dataclass
+class _Measurement:
+    """One run being measured; what it holds survives an interruption."""
+
+    config: RigConfig
+    workload: Workload
+    run_uuid: str
+    live: LiveRun
+    notify: Progress
+    suite: SuiteResult = field(default_factory=SuiteResult)
+    points: list[SweepPoint] = field(default_factory=list)
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+    flushed: dict[str, list[str]] | None = None
+    server: ServerHandle | None = None
+    started: dt.datetime | None = None  # once the server is up
+
+    def run(self, client: ServiceClient | None, guard: Guard) -> dict[str, Any]:
+        """Measure and return the whole run document, status finished, failed or aborted."""
+        interrupted = False
+        log_tail = ""
+        with PowerMonitor() as monitor, requests.Session() as session:
+            try:
+                with guard():
+                    self.flushed = client.flush().as_dict() if client is not None else None
+                    self.notify("flush", 1, 1)
+                    self.server = _server(self.config, self.run_uuid)
+                    self.notify("server", 1, 1)
+                    self._measure(self.server, monitor, session)
+            except KeyboardInterrupt:
+                if self.server is None:
+                    raise
+                self.suite.status, self.suite.failure_reason, interrupted = "aborted", "interrupted by the user", True
+            except Exception as exc:
+                if self.server is None:
+                    raise  # nothing was measured: a bad config, a server that never came up
+                self.suite.status, self.suite.failure_reason = "failed", self._reason(exc)
+            finally:
+                if self.server is not None:
+                    log_tail = self.server.log_tail()
+                    self.server.stop()
+            power_reason = monitor.reason
+        assert self.server is not None  # noqa: S101 - whatever came before the server was up was re-raised
+        finished = dt.datetime.now(dt.UTC)
+        payload = self._payload(self.server, self.started or finished, finished, log_tail, power_reason)
+        if interrupted:
+            payload["extra"]["interrupted"] = True
+        return payload
+
+    def _measure(self, server: ServerHandle, monitor: PowerMonitor, session: requests.Session) -> None:
+        self.started = started = dt.datetime.now(dt.UTC)
+        # Attach mode learns the model file from the server (/props); launch mode from the config.
+        model_path = server.model_path or (self.config.server.model if self.config.server else "")
+        self.fingerprint = capture(
+            monitor=monitor,
+            engine=server.engine,
+            build=server.build,
+            model_path=model_path,
+            cache_dir=self.config.cache_dir,
+        )
+        self.live.open(self._payload(server, started, None, server.log_tail(), monitor.reason))
+        run_suite(
+            server,
+            self.workload,
+            monitor=monitor,
+            session=session,
+            progress=self.notify,
+            on_sample=lambda sample: self.live.add(samples=[sample.payload()]),
+            result=self.suite,
+        )
+        if self.suite.status == "finished" and self.config.sweep.enabled:
+            _, reason = run_sweep(
+                server,
+                self.config.sweep,
+                self.workload,
                 monitor=monitor,
-                engine=server.engine,
-                build=server.build,
-                model_path=model_path,
-                cache_dir=config.cache_dir,
+                session=session,
+                progress=self.notify,
+                on_point=lambda point: self.live.add(sweep_points=[point.payload()]),
+                points=self.points,
             )
-            suite = run_suite(server, workload, monitor=monitor, session=session, progress=notify)
-            if suite.status == "finished" and config.sweep.enabled:
-                points, reason = run_sweep(
-                    server, config.sweep, workload, monitor=monitor, session=session, progress=notify
-                )
-                if reason:
-                    suite.status, suite.failure_reason = "failed", reason
-        except KeyboardInterrupt as exc:
-            suite.status, suite.failure_reason, interrupted = "aborted", "interrupted by the user", exc
-        except Exception as exc:
-            # A harness fault mid-run still delivers what was measured, with the reason.
-            suite.status, suite.failure_reason = "failed", f"runner error: {type(exc).__name__}: {exc}"
-        finally:
-            log_tail = server.log_tail()
-            server.stop()
-        power_reason = monitor.reason
-    payload = build_payload(
-        config=config,
-        run_uuid=run_uuid,
-        status=suite.status,
-        failure_reason=suite.failure_reason,
-        started_at=started,
-        finished_at=dt.datetime.now(dt.UTC),
-        server=server,
-        workload=workload,
-        samples=suite.samples,
-        warmups=suite.warmups,
-        points=points,
-        fingerprint=fingerprint,
-        log_tail=log_tail,
-        power_reason=power_reason,
-    )
-    if interrupted is not None:
-        payload["extra"]["interrupted"] = True
-    return payload
+            if reason:
+                self.suite.status, self.suite.failure_reason = "failed", reason
+
+    def _reason(self, exc: Exception) -> str:
+        done = f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+        if isinstance(exc, SoftTimeLimitExceeded):
+            return f"stopped by the job's time limit: {limit_text(exc)} ({done})"
+        # A harness fault mid-run still delivers what was measured, with the reason.
+        return f"runner error: {type(exc).__name__}: {exc} ({done})"
+
+    def _payload(
+        self,
+        server: ServerHandle,
+        started: dt.datetime,
+        finished: dt.datetime | None,
+        log_tail: str,
+        power_reason: str | None,
+    ) -> dict[str, Any]:
+        return build_payload(
+            config=self.config,
+            run_uuid=self.run_uuid,
+            status=self.suite.status if finished is not None else "running",
+            failure_reason=self.suite.failure_reason if finished is not None else "",
+            started_at=started,
+            finished_at=finished,
+            server=server,
+            workload=self.workload,
+            samples=self.suite.samples,
+            warmups=self.suite.warmups,
+            points=self.points,
+            fingerprint=self.fingerprint,
+            log_tail=log_tail,
+            power_reason=power_reason,
+        )
 
 
-def _result(payload: dict[str, Any], delivery: Delivery, flushed: dict[str, list[str]] | None) -> dict[str, Any]:
+def limit_text(exc: SoftTimeLimitExceeded) -> str:
+    """Return the time limit's message ("soft time limit (10 s) exceeded");
+    billiard's str() of the exception is its repr."""
+    return " ".join(map(str, exc.args)) or "soft time limit exceeded"
+
+
+def _result(
+    payload: dict[str, Any], delivery: Delivery, flushed: dict[str, list[str]] | None, live: LiveRun
+) -> dict[str, Any]:
     samples = payload["samples"]
     tps = [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
     summary = summarize([v for v in tps if v is not None])
@@ -157,6 +252,8 @@ def _result(payload: dict[str, Any], delivery: Delivery, flushed: dict[str, list
         "http_status": delivery.status_code,
         "delivery_detail": delivery.detail,
         "spool_path": delivery.path,
+        "opened": live.opened,
+        "live_detail": live.stopped,
         "n_samples": len(samples),
         "decode_tokens_per_s_mean": summary.mean if summary else None,
         "acceptance_pct": acceptance_pct([s["draft_n"] for s in samples], [s["draft_n_accepted"] for s in samples]),

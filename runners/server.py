@@ -23,7 +23,8 @@ from typing import Any
 
 import requests
 
-from runners.config import AttachConfig, ServerConfig, command_line_text
+from runners.config import GENERIC_OPENAI, AttachConfig, ServerConfig, command_line_text
+from runners.gguf import GgufError, GgufHeader, read_header
 
 # (kind, pattern in the server's log, what to tell the user), checked in order.
 _FAILURE_PATTERNS = [
@@ -36,6 +37,12 @@ _FAILURE_PATTERNS = [
     ("model_load_failed", re.compile(r".*(failed to load model|failed to open gguf|error loading model).*", re.I),
      "the model failed to load"),
 ]  # fmt: skip
+# Engines whose server speaks llama-server's own API besides OpenAI's: /health,
+# /props, /tokenize {content}, /completion with token ids, ``timings`` per request.
+LLAMA_API_ENGINES = frozenset({"llama.cpp", "ik_llama.cpp", "beellama"})
+# Request fields only some servers take; a strict OpenAI-compatible server may
+# refuse a request carrying them, so the generic API never sends them.
+NON_OPENAI_FIELDS = ("cache_prompt", "chat_template_kwargs", "top_k", "min_p")
 _VERSION = re.compile(r"version:\s*(\d+)\s*\(([0-9a-f]+)\)")
 _ANY_VERSION = re.compile(r"version:\s*(.+)")
 
@@ -51,28 +58,53 @@ class ServerError(RuntimeError):
 
 
 class ServerHandle:
-    """What the suite needs from a server, launched or attached."""
+    """What the suite needs from a server, launched or attached.
+
+    ``engine`` is the service's engine name; ``api`` is what the runner may ask
+    of the server: ``llama.cpp`` (llama-server's own endpoints and timings),
+    ``vllm`` (OpenAI's API plus /tokenize and the /metrics spec-decode counters)
+    or ``openai`` (only /v1: no server timings, tokenizer or context size).
+    ``unavailable`` says, per figure the server could not give, why it is null.
+    ``gguf`` is the model file's header when the file is local and readable,
+    else ``gguf_error`` says why not (empty when no local file is known)."""
 
     managed = False
 
     def __init__(self, base_url: str) -> None:
         self.base_url = base_url.rstrip("/")
         self.engine = "llama.cpp"
+        self.api = "llama.cpp"
         self.build = ""
         self.n_ctx: int | None = None
         self.props: dict[str, Any] = {}
         self.model_meta: dict[str, Any] = {}
         self.model_id = ""
+        self.model_path = ""
+        self.gguf: GgufHeader | None = None
+        self.gguf_error = ""
         self.command_line = ""
         self.headers: dict[str, str] = {}
+        self.unavailable: dict[str, str] = {}
+
+    @property
+    def server_timings(self) -> bool:
+        """Return True when each response carries the server's own timings (llama.cpp's)."""
+        return self.api == "llama.cpp"
 
     def alive(self) -> tuple[bool, str]:
         """Return (True, '') while the server can answer; else (False, why)."""
+        path = "/health" if self.api == "llama.cpp" else "/v1/models"
         try:
-            resp = requests.get(f"{self.base_url}/health", timeout=5, headers=self.headers)
+            resp = requests.get(f"{self.base_url}{path}", timeout=5, headers=self.headers)
         except requests.RequestException as exc:
             return False, f"server at {self.base_url} is unreachable: {exc}"
-        return (resp.status_code < 500), f"/health answered {resp.status_code}"
+        return (resp.status_code < 500), f"{path} answered {resp.status_code}"
+
+    def adapt(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Return the request ``body`` without the fields this server's API does not take."""
+        if self.api != GENERIC_OPENAI:
+            return body
+        return {k: v for k, v in body.items() if k not in NON_OPENAI_FIELDS}
 
     def log_tail(self, lines: int = 80) -> str:
         return ""
@@ -80,27 +112,65 @@ class ServerHandle:
     def stop(self) -> None:
         return None
 
+    def read_model_header(self, path: str) -> GgufError | None:
+        """Read the GGUF header of the local model file at ``path`` into ``gguf`` (or
+        why not into ``gguf_error``) and return the error, if any. A path this
+        machine does not have (the server runs elsewhere) is noted, not an error."""
+        self.model_path = path
+        if not path:
+            return None
+        if not Path(path).expanduser().is_file():
+            self.gguf_error = f"{Path(path).name}: not on this machine (the server runs elsewhere?)"
+            return None
+        try:
+            self.gguf = read_header(path)
+        except GgufError as exc:
+            self.gguf_error = f"{Path(path).name}: {exc.reason}"
+            return exc
+        return None
+
     def describe(self, session: requests.Session) -> None:
-        """Read /props (llama.cpp) and /v1/models: n_ctx, build, model metadata."""
-        with contextlib.suppress(requests.RequestException, ValueError):
-            resp = session.get(f"{self.base_url}/props", timeout=10, headers=self.headers)
-            if resp.status_code == 200 and isinstance(resp.json(), dict):
-                self.props = resp.json()
-                n_ctx = (self.props.get("default_generation_settings") or {}).get("n_ctx")
-                self.n_ctx = n_ctx if isinstance(n_ctx, int) else self.n_ctx
-                self.build = self.build or str(self.props.get("build_info") or "")
+        """Read /props (the llama.cpp API only) and /v1/models: n_ctx, build, model
+        metadata; note in ``unavailable`` what the server did not tell."""
+        if self.api == "llama.cpp" and not self.props:
+            self._read_props(session)
         with contextlib.suppress(requests.RequestException, ValueError):
             resp = session.get(f"{self.base_url}/v1/models", timeout=10, headers=self.headers)
             if resp.status_code == 200:
                 data = (resp.json().get("data") or [{}])[0]
                 self.model_id = self.model_id or str(data.get("id") or "")
-                self.model_meta = dict(data.get("meta") or {})
+                self.model_meta = dict(data.get("meta") or {}) if self.api == "llama.cpp" else {}
                 # vLLM reports the context length on the model entry.
                 max_len = data.get("max_model_len")
                 if self.n_ctx is None and isinstance(max_len, int):
                     self.n_ctx = max_len
                 if self.n_ctx is None and isinstance(self.model_meta.get("n_ctx"), int):
                     self.n_ctx = self.model_meta["n_ctx"]
+        asked = "/props n_ctx, /v1/models max_model_len" if self.api == "llama.cpp" else "/v1/models max_model_len"
+        if self.n_ctx is None:
+            self.unavailable["n_ctx"] = f"the server reported no context size ({asked})"
+        if not self.build:
+            self.unavailable["build"] = (
+                "the server reported no build (/props build_info)"
+                if self.api == "llama.cpp"
+                else f"the {self.api} API reports no build: set [stack] build"
+            )
+        if not self.server_timings:
+            self.unavailable["server_timings"] = (
+                f"the {self.api} API gives no per-request timings: decode_tokens_per_s_server and "
+                "prefill_tokens_per_s are null and decode t/s is the client's; draft counts "
+                + ("come from /metrics" if self.api == "vllm" else "are null")
+            )
+
+    def _read_props(self, session: requests.Session) -> None:
+        with contextlib.suppress(requests.RequestException, ValueError):
+            resp = session.get(f"{self.base_url}/props", timeout=10, headers=self.headers)
+            props = resp.json() if resp.status_code == 200 else None
+            if isinstance(props, dict):
+                self.props = props
+                n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+                self.n_ctx = n_ctx if isinstance(n_ctx, int) else self.n_ctx
+                self.build = self.build or str(props.get("build_info") or "")
 
     def __enter__(self) -> ServerHandle:
         return self
@@ -128,6 +198,11 @@ class LlamaServer(ServerHandle):
             path = getattr(self.config, field_name)
             if path and not Path(path).expanduser().is_file():
                 raise ServerError(f"server.{field_name}: no such file: {path}", kind="missing_model")
+        bad = self.read_model_header(self.config.model)
+        if bad is not None and bad.kind in ("not_gguf", "truncated"):
+            # llama-server loads only GGUF: a file that is not one, or is cut short,
+            # would fail the load anyway, with a vaguer message, after a longer wait.
+            raise ServerError(f"server.model: {bad}", kind="bad_model")
         self.build = read_version(binary)
         port = self.config.port or free_port(self.config.host)
         if self.config.port and not port_is_free(self.config.host, port):
@@ -220,7 +295,11 @@ class AttachedServer(ServerHandle):
             self.headers = {"Authorization": f"Bearer {config.api_key}"}
 
     def start(self) -> AttachedServer:
-        """Check the server answers and learn what it is; raise ServerError if it does not."""
+        """Check the server answers and learn what it is; raise ServerError if it does not.
+
+        With ``attach.engine`` empty the engine is detected (llama.cpp's /props,
+        vLLM's or SGLang's /metrics, Ollama's /api/version); ``openai`` means a
+        generic OpenAI-compatible server, asked nothing beyond /v1."""
         with requests.Session() as session:
             try:
                 resp = session.get(f"{self.base_url}/v1/models", timeout=10, headers=self.headers)
@@ -228,10 +307,31 @@ class AttachedServer(ServerHandle):
                 raise ServerError(f"attach.url: cannot reach {self.base_url}: {exc}", kind="unreachable") from exc
             if resp.status_code != 200:
                 raise ServerError(f"attach.url: /v1/models answered HTTP {resp.status_code}", kind="unreachable")
+            engine = self.config.engine
+            if not engine:
+                self._read_props(session)
+                engine = detect_engine(session, self.base_url, self.props, self.headers)
+            self.engine, self.api = engine_api(engine)
+            if self.api != "llama.cpp":
+                # Told (or found) it is not llama-server's API: nothing /props said counts.
+                self.props, self.n_ctx, self.build = {}, None, ""
             self.describe(session)
-            self.engine = self.config.engine or detect_engine(session, self.base_url, self.props, self.headers)
+        # llama-server tells where its model file is; on this machine, its header is read.
+        self.read_model_header(str(self.props.get("model_path") or ""))
         self.command_line = f"(attached to {self.base_url})"
         return self
+
+
+def engine_api(engine: str) -> tuple[str, str]:
+    """Return (the service's engine name, the API the runner may use) for an
+    ``attach.engine`` value: 'openai' is a generic server (engine 'other')."""
+    if engine == GENERIC_OPENAI:
+        return "other", GENERIC_OPENAI
+    if engine in LLAMA_API_ENGINES:
+        return engine, "llama.cpp"
+    if engine == "vllm":
+        return engine, "vllm"
+    return engine, GENERIC_OPENAI
 
 
 def detect_engine(session: requests.Session, base_url: str, props: dict[str, Any], headers: dict[str, str]) -> str:

@@ -14,13 +14,14 @@ from typing import Any
 
 import requests
 
-from runners.measure import Sample, measure_stream, scrape_spec_counters
+from runners.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
 from runners.outputcheck import check_output
 from runners.power import PowerMonitor, PowerReading
 from runners.server import ServerHandle
 from runners.workload import Workload
 
 Progress = Callable[[str, int, int], None]
+OnSample = Callable[[Sample], None]
 
 
 @dataclass
@@ -51,23 +52,25 @@ def measure_once(
     """Run one repetition with power sampling and the output check; never raises for the server's faults."""
     # vLLM gives no per-request draft counts; its cumulative counters, read
     # around a single-stream request, give them.
-    counters = server.engine == "vllm"
-    before = scrape_spec_counters(session, server.base_url) if counters else None
+    counters = server.api == "vllm"
+    before = scrape_spec_counters(session, server.base_url, server.headers) if counters else None
     with monitor.window() as window:
         sample = measure_stream(
             session,
             f"{server.base_url}/v1/chat/completions",
-            workload.chat_body(model=server.model_id),
+            server.adapt(workload.chat_body(model=server.model_id)),
             index=index,
             timeout_s=workload.request_timeout_s,
             disagreement_pct=workload.disagreement_pct,
             headers=server.headers,
+            server_timings=server.server_timings,
         )
     apply_power(sample, window.reading)
-    if before is not None and sample.draft_n is None:
-        after = scrape_spec_counters(session, server.base_url)
-        if after is not None:
-            sample.draft_n, sample.draft_n_accepted = after[0] - before[0], after[1] - before[1]
+    if counters and sample.draft_n is None:
+        after = scrape_spec_counters(session, server.base_url, server.headers)
+        sample.draft_n, sample.draft_n_accepted, why = spec_counter_delta(before, after)
+        if why:
+            sample.flags.append(f"draft_counts_unavailable:{why}")
     if sample.ok:
         verdict = check_output(sample.text)
         sample.output_ok = verdict.ok
@@ -98,11 +101,17 @@ def run_suite(
     monitor: PowerMonitor,
     session: requests.Session | None = None,
     progress: Progress | None = None,
+    on_sample: OnSample | None = None,
+    result: SuiteResult | None = None,
 ) -> SuiteResult:
-    """Return the warmups and the measured samples; status 'failed' at the first failed repetition."""
+    """Return the warmups and the measured samples; status 'failed' at the first failed repetition.
+
+    ``on_sample`` is called with each measured (not warmup) sample as soon as it
+    is taken. Samples are added to ``result`` (a new one if None) as they come,
+    so a caller interrupted mid-suite (a time limit, Ctrl-C) still has them."""
     own_session = session is None
     http = session or requests.Session()
-    result = SuiteResult()
+    result = result if result is not None else SuiteResult()
     total = workload.warmup + workload.repetitions
     try:
         for step in range(total):
@@ -115,6 +124,8 @@ def run_suite(
                 result.failure_reason = failure_reason(server, sample, what)
                 return result
             (result.warmups if is_warmup else result.samples).append(sample)
+            if on_sample is not None and not is_warmup:
+                on_sample(sample)
             if progress is not None:
                 progress("warmup" if is_warmup else "repetitions", step + 1, total)
     finally:

@@ -8,12 +8,13 @@ is exact whatever the tokenizer. A depth that does not fit the server's n_ctx
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 
-from runners.config import SweepConfig
+from runners.config import GENERIC_OPENAI, SweepConfig
 from runners.measure import Sample, measure_stream
 from runners.power import PowerMonitor
 from runners.server import ServerHandle
@@ -38,6 +39,9 @@ CORPUS_V1 = (
     "networks. Quantization stores weights in fewer bits and loses a little accuracy for a large gain "
     "in speed and memory. "
 )
+
+
+_NEEDS = "an exact N-token prompt needs the server's own tokenizer"
 
 
 def ctx_label(n_tokens: int) -> str:
@@ -76,7 +80,7 @@ class SweepPoint:
 
 def tokenize(session: requests.Session, server: ServerHandle, text: str) -> list[int]:
     """Return the server's token ids for ``text`` (with BOS where the model uses one)."""
-    if server.engine == "llama.cpp":
+    if server.api == "llama.cpp":
         body: dict[str, Any] = {"content": text, "add_special": True}
     else:
         body = {"model": server.model_id, "prompt": text}
@@ -101,7 +105,7 @@ def prompt_ids(session: requests.Session, server: ServerHandle, n_tokens: int) -
 
 def _request(server: ServerHandle, ids: list[int], decode_tokens: int, workload: Workload) -> tuple[str, dict]:
     body: dict[str, Any] = {"prompt": ids, "stream": True, "cache_prompt": False, **workload.sampling()}
-    if server.engine == "llama.cpp":
+    if server.api == "llama.cpp":
         return f"{server.base_url}/completion", {**body, "n_predict": decode_tokens, "ignore_eos": True}
     body.update({"max_tokens": decode_tokens, "model": server.model_id, "stream_options": {"include_usage": True}})
     return f"{server.base_url}/v1/completions", body
@@ -115,38 +119,81 @@ def run_sweep(
     monitor: PowerMonitor,
     session: requests.Session,
     progress: Progress | None = None,
+    on_point: Callable[[SweepPoint], None] | None = None,
+    points: list[SweepPoint] | None = None,
 ) -> tuple[list[SweepPoint], str]:
-    """Return the points (skipped ones included) and a failure reason ('' when none)."""
-    points: list[SweepPoint] = []
+    """Return the points (skipped ones included) and a failure reason ('' when none).
+
+    ``on_point`` is called with each point once it is measured, skipped or
+    failed. Points are added to ``points`` (a new list if None) as they come,
+    so a caller interrupted mid-sweep still has them."""
+    points = points if points is not None else []
     depths = sorted(set(config.depths))
     for done, depth in enumerate(depths, start=1):
         point = SweepPoint(ctx_tokens=depth, ctx_label=ctx_label(depth))
         points.append(point)
-        needed = depth + config.decode_tokens
-        if server.n_ctx is not None and needed > server.n_ctx:
-            point.skipped = True
-            point.note = f"skipped: needs {needed} tokens ({depth} + {config.decode_tokens}), n_ctx is {server.n_ctx}"
-        else:
-            try:
-                ids = prompt_ids(session, server, depth)
-            except (requests.RequestException, ValueError, KeyError) as exc:
-                point.note = f"error: could not build the prompt with /tokenize: {exc}"
-                if not server.alive()[0]:
-                    return points, f"sweep at {point.ctx_label}: {server.alive()[1]}"
-                continue
-            url, body = _request(server, ids, config.decode_tokens, workload)
-            with monitor.window() as window:
-                sample = measure_stream(session, url, body, index=done, timeout_s=config.request_timeout_s)
-            apply_power(sample, window.reading)
-            if not sample.ok:
-                point.note = f"error: {sample.error}"
-                if sample.error_kind in ("timeout", "connection"):
-                    return points, failure_reason(server, sample, f"sweep at {point.ctx_label}")
-                continue
-            _fill(point, sample, depth)
+        reason = _measure_point(server, config, workload, point, index=done, monitor=monitor, session=session)
+        if on_point is not None:
+            on_point(point)
+        if reason is not None:
+            return points, reason
         if progress is not None:
             progress("sweep", done, len(depths))
     return points, ""
+
+
+def _measure_point(
+    server: ServerHandle,
+    config: SweepConfig,
+    workload: Workload,
+    point: SweepPoint,
+    *,
+    index: int,
+    monitor: PowerMonitor,
+    session: requests.Session,
+) -> str | None:
+    """Measure (or skip) one depth into ``point``; return why the sweep must stop, None to go on."""
+    depth = point.ctx_tokens
+    needed = depth + config.decode_tokens
+    if server.api == GENERIC_OPENAI:
+        point.skipped, point.note = True, f"skipped: a generic OpenAI-compatible server has no /tokenize; {_NEEDS}"
+        return None
+    if server.n_ctx is not None and needed > server.n_ctx:
+        point.skipped = True
+        point.note = f"skipped: needs {needed} tokens ({depth} + {config.decode_tokens}), n_ctx is {server.n_ctx}"
+        return None
+    try:
+        ids = prompt_ids(session, server, depth)
+    except requests.HTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else None
+        if status in (404, 405, 501):
+            point.skipped, point.note = True, f"skipped: the server has no /tokenize (HTTP {status}); {_NEEDS}"
+        else:
+            point.note = f"error: could not build the prompt with /tokenize: {exc}"
+        return None
+    except (requests.RequestException, ValueError, KeyError) as exc:
+        point.note = f"error: could not build the prompt with /tokenize: {exc}"
+        alive, why = server.alive()
+        return None if alive else f"sweep at {point.ctx_label}: {why}"
+    url, body = _request(server, ids, config.decode_tokens, workload)
+    with monitor.window() as window:
+        sample = measure_stream(
+            session,
+            url,
+            body,
+            index=index,
+            timeout_s=config.request_timeout_s,
+            headers=server.headers,
+            server_timings=server.server_timings,
+        )
+    apply_power(sample, window.reading)
+    if not sample.ok:
+        point.note = f"error: {sample.error}"
+        if sample.error_kind in ("timeout", "connection"):
+            return failure_reason(server, sample, f"sweep at {point.ctx_label}")
+        return None
+    _fill(point, sample, depth)
+    return None
 
 
 def _fill(point: SweepPoint, sample: Sample, depth: int) -> None:

@@ -12,9 +12,16 @@ What keeps a job from being silently lost:
   message to be redelivered; the redelivered attempt finds the job already
   running under another attempt and reports it aborted instead of running it
   twice;
-- a soft time limit raises SoftTimeLimitExceeded inside the benchmark (Celery
-  does it in prefork pools; a SIGALRM here does it in the solo pool, which
-  ignores time limits), so the runner stops the server and the job is failed;
+- the runner opens its run on the service as running once the server is up
+  and appends each repetition, so a worker killed outright leaves an open run
+  with what it measured, which the service closes as aborted with the job;
+- a soft time limit raises SoftTimeLimitExceeded inside the measuring (a
+  SIGALRM here, so the solo pool, which ignores Celery's limits, has one too):
+  the runner stops the server and delivers the run as failed with the samples
+  so far, outside the limit and before the hard limit, then the job is failed;
+- a run that could only be spooled keeps its job open (when closing the job
+  would close the open run without the spooled samples): the service settles
+  the job from the run when the spool reaches it;
 - a worker killed outright (no redelivery yet, or never) is caught by the
   service's sweeper, which aborts running jobs silent past their hard limit.
 """
@@ -25,6 +32,7 @@ import contextlib
 import logging
 import signal
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -35,11 +43,16 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import pipeline
 from runners.celery_app import RigEnv, app
+from runners.config import RigConfig
 from runners.jobreport import JobConflict, JobReporter, ServiceUnreachable
 
 logger = logging.getLogger(__name__)
 
 TASK_NAME = "rigboard.run_benchmark"
+# The run is delivered (posted or spooled) this long before the job's hard
+# limit, which a prefork pool enforces by killing the task: time left for the
+# job's own report.
+DELIVERY_MARGIN_S = 5.0
 
 
 class SpecError(ValueError):
@@ -157,15 +170,22 @@ def _not_twice(reporter: JobReporter, job: Mapping[str, Any], conflict: JobConfl
 
 
 def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    started = time.monotonic()
+
     def progress(stage: str, done: int, total: int) -> None:
         reporter.progress(_progress_text(stage, done, total))
 
+    hard = job.get("time_limit_s")
     try:
-        with soft_deadline(job.get("soft_time_limit_s")):
-            result = pipeline.run_job(config, progress=progress)
+        result = pipeline.run_job(
+            config,
+            progress=progress,
+            guard=lambda: soft_deadline(job.get("soft_time_limit_s")),
+            deliver_by=started + float(hard) - DELIVERY_MARGIN_S if hard else None,
+        )
     except SoftTimeLimitExceeded as exc:
-        # Raised outside the measurement (which posts a failed run itself): no run.
-        return _final(reporter, job, "failed", f"time limit: {exc} before the run was measured or delivered")
+        # Raised before the server was up (a long flush or model load): nothing was measured.
+        return _final(reporter, job, "failed", f"{pipeline.limit_text(exc)} before the run was measured")
     except Exception as exc:  # the job failed; the service must hear why, whatever it was
         logger.exception("job %s failed", job["id"])
         return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
@@ -173,14 +193,32 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
     status = run_status if run_status in ("finished", "failed", "aborted") else "failed"
     error = "" if status == "finished" else str(result.get("failure_reason") or run_status or "no status")
     delivered = str(result.get("delivered") or "")
+    if delivered == "spooled" and _redelivered(config, str(result.get("run_uuid"))):
+        delivered = "posted from the spool"
     note = f"run {run_status}, {delivered}"
     if delivered == "spooled":
         note += f" on the rig ({result.get('delivery_detail')}); it appears once the service takes it"
+        if result.get("opened") and status != "finished":
+            # Failing the job now would close the open run without the samples
+            # waiting in the spool; the service settles the job when the run arrives.
+            return _final(reporter, job, "running", "", progress=note[:500], result=result)
     elif delivered == "rejected":
         # The run was measured but the service refused it: the job did not produce a run.
         status = "failed"
         error = f"the service rejected the run: {result.get('delivery_detail')}" + (f"; {error}" if error else "")
     return _final(reporter, job, status, error, progress=note[:500], result=result)
+
+
+def _redelivered(config: Mapping[str, Any], run_uuid: str) -> bool:
+    """Return True if one more flush of the spool delivered ``run_uuid`` (the
+    service may be back already: the job's report is about to be tried)."""
+    client = pipeline.client_for(RigConfig.from_mapping(config))
+    if client is None:
+        return False
+    try:
+        return run_uuid in client.flush().posted
+    finally:
+        client.close()
 
 
 def _final(

@@ -21,7 +21,18 @@ from leaderboard.results.services.runs import ApplicationError
 
 @admin.register(BenchmarkJob)
 class BenchmarkJobAdmin(admin.ModelAdmin):
-    list_display = ["id", "rig", "kind", "status", "run_link", "progress", "created_by", "created_at", "finished_at"]
+    list_display = [
+        "id",
+        "rig",
+        "kind",
+        "status",
+        "run_link",
+        "progress",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "finished_at",
+    ]
     list_filter = ["status", "kind", "rig"]
     search_fields = ["rig__name", "run_uuid", "celery_task_id", "error"]
     actions = ["run_again", "abort"]

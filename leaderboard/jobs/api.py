@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
+from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.selectors import jobs_list
 from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
 from leaderboard.results.api.pagination import Pagination
@@ -74,6 +74,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
             "progress",
             "error",
             "created_at",
+            "expires_at",
             "started_at",
             "finished_at",
             "updated_at",
@@ -155,7 +156,8 @@ class JobStatusApi(APIView):
 
     @extend_schema_serializer(component_name="JobStatusInput")
     class InputSerializer(serializers.Serializer):
-        status = serializers.ChoiceField(choices=JobStatus.choices)
+        # "expired" is the service's to set (the sweeper), never a rig's report.
+        status = serializers.ChoiceField(choices=[(s.value, s.label) for s in REPORTED_STATUSES])
         attempt = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
         worker = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
         progress = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")

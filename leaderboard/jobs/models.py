@@ -31,9 +31,20 @@ class JobStatus(models.TextChoices):
     FINISHED = "finished", "Finished"
     FAILED = "failed", "Failed"
     ABORTED = "aborted", "Aborted"
+    # Never picked up: no worker of the rig took it before ``expires_at``. Kept
+    # apart from aborted (staff stopped it, or its worker was lost) because the
+    # fix differs: bring the rig's worker online, then run it again.
+    EXPIRED = "expired", "Expired (never picked up)"
 
 
-TERMINAL_STATUSES = frozenset({JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED})
+TERMINAL_STATUSES = frozenset({JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED, JobStatus.EXPIRED})
+# What a rig may report; the service alone marks a job expired.
+REPORTED_STATUSES = [JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED]
+
+
+def default_expiry() -> datetime:
+    """Return when a job queued now expires: now + RIGBOARD_JOB_QUEUE_TTL_S."""
+    return timezone.now() + timedelta(seconds=settings.RIGBOARD_JOB_QUEUE_TTL_S)
 
 
 class BenchmarkJobQuerySet(models.QuerySet["BenchmarkJob"]):
@@ -68,6 +79,10 @@ class BenchmarkJob(models.Model):
     progress = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    expires_at = models.DateTimeField(
+        default=default_expiry,
+        help_text="A job still queued at this time expires: its message is dropped and no worker runs it.",
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -76,7 +91,10 @@ class BenchmarkJob(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "started_at"], name="job_stuck_idx")]
+        indexes = [
+            models.Index(fields=["status", "started_at"], name="job_stuck_idx"),
+            models.Index(fields=["status", "expires_at"], name="job_expiry_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.pk} ({self.get_kind_display()}) on {self.rig} [{self.status}]"
@@ -89,6 +107,11 @@ class BenchmarkJob(models.Model):
     def run(self) -> Run | None:
         """Return the run this job produced, or None until the rig has posted it."""
         return Run.objects.filter(uuid=self.run_uuid).first()
+
+    @property
+    def queue_ttl(self) -> timedelta:
+        """Return how long the job could wait in its queue (queued time to expiry)."""
+        return self.expires_at - self.created_at
 
     def deadline(self, *, grace: timedelta) -> datetime | None:
         """Return when a running job is given up as lost: its start plus its hard

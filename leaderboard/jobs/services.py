@@ -4,7 +4,11 @@ through its statuses as the rig reports, and give up on jobs whose worker died.
 Status moves allowed (anything else is a 409):
   queued  -> running | finished | failed | aborted   (finished: the rig ran it
              while the service could not hear its "running")
+           -> expired (the sweeper only: no worker took it before expires_at)
   running -> running (same attempt: progress) | finished | failed | aborted
+  expired -> finished | failed | aborted   (a worker took it just before it
+             expired but could not report; its final report is the truth. A
+             worker asking to start an expired job gets 409 and does not run it)
 A repeat of the status a job already has in the same attempt changes nothing,
 so a rig may retry a report safely."""
 
@@ -34,6 +38,7 @@ logger = logging.getLogger(__name__)
 _ALLOWED: dict[str, frozenset[str]] = {
     JobStatus.QUEUED: frozenset({JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
     JobStatus.RUNNING: frozenset({JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
+    JobStatus.EXPIRED: frozenset({JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
 }
 
 
@@ -88,6 +93,8 @@ def _dispatch(job: BenchmarkJob) -> None:
                 task_id=job.celery_task_id,
                 soft_time_limit=job.soft_time_limit_s,
                 time_limit=job.time_limit_s,
+                # A worker that receives the message after this drops it unrun.
+                expires=job.expires_at,
                 retry=True,
                 retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
             )
@@ -118,12 +125,15 @@ def jobs_enqueue(
         raise ApplicationError("no Celery broker is configured (CELERY_BROKER_URL)", field="rig", status_code=503)
     clean_spec = spec_validate(kind=kind, spec=spec)
     soft, hard = job_time_limits(time_limit_s=time_limit_s)
+    now = timezone.now()
     job = BenchmarkJob.objects.create(
         rig=rig,
         kind=kind,
         spec=clean_spec,
         soft_time_limit_s=soft,
         time_limit_s=hard,
+        created_at=now,
+        expires_at=now + timedelta(seconds=settings.RIGBOARD_JOB_QUEUE_TTL_S),
         created_by=created_by if getattr(created_by, "pk", None) else None,
         celery_task_id=str(uuid.uuid4()),
         rerun_of=rerun_of,
@@ -210,6 +220,9 @@ def job_abort(*, job: BenchmarkJob, reason: str) -> BenchmarkJob:
     """Abort a queued or running job (staff): revoke its task so a worker that
     has not started it drops it, mark it aborted, close its run. Raise
     ApplicationError (409) if the job already ended."""
+    if BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.EXPIRED).exists():
+        # Expired is an end: only the rig's own account of a run may still replace it.
+        raise ApplicationError("job already expired (never picked up)", field="status", status_code=409)
     aborted = job_status_update(job=job, status=JobStatus.ABORTED, attempt=job.attempt, error=reason)
     # Even if the revoke is not seen (worker offline), the task asks the service
     # before starting and finds the job aborted.
@@ -220,6 +233,32 @@ def job_abort(*, job: BenchmarkJob, reason: str) -> BenchmarkJob:
     return aborted
 
 
+def _duration_text(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 60} min" if seconds % 60 == 0 else f"{seconds} s"
+
+
+def job_expire(*, job: BenchmarkJob, now: datetime | None = None) -> BenchmarkJob | None:
+    """Mark a queued job past its ``expires_at`` expired, with the reason; return it.
+    Return None if it is no longer queued or not yet due (a worker took it meanwhile)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        locked = BenchmarkJob.objects.select_for_update().select_related("rig").get(pk=job.pk)
+        if locked.status != JobStatus.QUEUED or locked.expires_at > now:
+            return None
+        locked.status = JobStatus.EXPIRED
+        locked.finished_at = now
+        locked.error = (
+            f"not picked up by rig {locked.rig.name} within {_duration_text(locked.queue_ttl)}: no worker "
+            f"consumed {locked.rig.queue_name} before {locked.expires_at:%Y-%m-%d %H:%M:%S %Z}. "
+            "Start the rig's worker, then run the job again."
+        )
+        locked.save(update_fields=["status", "finished_at", "error", "updated_at"])
+    return locked
+
+
 def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = None) -> list[BenchmarkJob]:
     """Settle open jobs whose rig went silent and return the jobs changed.
 
@@ -227,7 +266,9 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
     takes the run's status (the rig's own report was lost). A running job past
     its hard time limit plus ``grace`` (default RIGBOARD_JOB_GRACE_S) becomes
     aborted with the reason (its worker died), and its run, if open, is closed
-    as aborted. Queued jobs are left alone: the rig may simply be offline."""
+    as aborted. A queued job past its ``expires_at`` becomes expired (no worker
+    of its rig took it in time); before that, a queued job is left alone: the
+    rig may simply be offline for a while."""
     now = now or timezone.now()
     grace = grace if grace is not None else timedelta(seconds=settings.RIGBOARD_JOB_GRACE_S)
     changed = []
@@ -237,6 +278,12 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
             settled = _job_settle_from_run(job, run)
             if settled is not None:
                 changed.append(settled)
+            continue
+        if job.status == JobStatus.QUEUED:
+            if job.expires_at <= now:
+                expired = job_expire(job=job, now=now)
+                if expired is not None:
+                    changed.append(expired)
             continue
         deadline = job.deadline(grace=grace)
         if job.status != JobStatus.RUNNING or deadline is None or deadline > now:

@@ -11,7 +11,7 @@ import pytest
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
-from leaderboard.results.models import Run
+from leaderboard.results.models import Run, Sample
 from tests.fixtures.celery_worker import queued_messages
 from tests.jobs.conftest import attach_spec
 
@@ -74,16 +74,26 @@ def test_a_rig_worker_runs_its_job_and_the_run_appears(
 
 
 def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **worker_env):
+    """Start a job, SIGKILL its worker once the service holds the run with a
+    repetition or more, and return (job, the sample indexes the service held)."""
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url, **worker_env)
-    spec = attach_spec(gemma_server.base_url, max_tokens=64, repetitions=3)
+    spec = attach_spec(gemma_server.base_url, max_tokens=16, repetitions=20)
     job_id = _queue(staff_client, "bench-a", spec, time_limit_s=900)
-    # "server 1/1": attached; the first repetition is being generated when the kill lands.
-    wait_for_job(job_id, lambda j: j.progress == "server 1/1", timeout_s=120, worker=worker)
-    time.sleep(1)
+    run_uuid = BenchmarkJob.objects.get(pk=job_id).run_uuid
+    deadline = time.monotonic() + 120
+    while not Sample.objects.filter(run__uuid=run_uuid).exists():
+        assert time.monotonic() < deadline, worker.log()[-4000:]
+        time.sleep(0.1)
     worker.kill()
+    time.sleep(1)  # an append the worker sent just before it died is stored or dropped by now
     job = BenchmarkJob.objects.get(pk=job_id)
     assert job.status == "running"  # nobody told the service: this is what must not stay
-    return job
+    # Not silently lost: the run is on the service, open, with what was measured before the kill.
+    run = Run.objects.get(uuid=run_uuid)
+    held = sorted(run.samples.values_list("index", flat=True))
+    assert run.status == "running" and run.rig.name == "bench-a"
+    assert held == list(range(1, len(held) + 1)) and 1 <= len(held) < 20
+    return job, held
 
 
 @pytest.mark.llama
@@ -92,7 +102,7 @@ def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
 ):
     _, raw = rig_with_token("bench-a")
     fast_redelivery = {"RIGBOARD_VISIBILITY_TIMEOUT_S": "3", "RIGBOARD_RESTORE_INTERVAL_S": "1"}
-    job = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **fast_redelivery)
+    job, held = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **fast_redelivery)
     first_attempt = job.attempt
     assert celery_broker.hlen("unacked") == 1  # acks_late: the message outlived its worker
 
@@ -102,7 +112,12 @@ def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
     assert f"already started by attempt {first_attempt}" in job.error and "not run a second time" in job.error
     assert job.attempt == first_attempt
     time.sleep(2)
-    assert Run.objects.filter(uuid=job.run_uuid).count() == 0  # the second delivery measured nothing
+    # The open run was closed with its job, keeping the repetitions posted before the kill;
+    # the second delivery measured nothing.
+    run = Run.objects.get(uuid=job.run_uuid)
+    assert run.status == "aborted" and run.failure_reason == job.error and run.finished_at
+    assert sorted(run.samples.values_list("index", flat=True)) == held and run.n_samples == len(held)
+    assert Run.objects.count() == 1
     assert celery_broker.hlen("unacked") == 0 and queued_messages(celery_broker, "rig.bench-a") == []
 
 
@@ -111,11 +126,14 @@ def test_a_killed_workers_job_is_aborted_by_the_sweeper(
     staff_client, rig_with_token, rig_worker, live_server, gemma_server
 ):
     _, raw = rig_with_token("bench-a")
-    job = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server)
+    job, held = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server)
     # No worker comes back. Once the job's hard limit + grace has passed, the sweeper gives it up.
     assert jobs_sweep_stuck(now=job.started_at + timedelta(seconds=job.time_limit_s - 1), grace=timedelta(0)) == []
     (aborted,) = jobs_sweep_stuck(now=job.started_at + timedelta(seconds=job.time_limit_s + 1), grace=timedelta(0))
     assert aborted.pk == job.pk and aborted.status == "aborted" and "the worker was lost" in aborted.error
+    run = Run.objects.get(uuid=job.run_uuid)
+    assert run.status == "aborted" and "the worker was lost" in run.failure_reason
+    assert sorted(run.samples.values_list("index", flat=True)) == held and run.n_samples == len(held)
 
 
 @pytest.mark.llama

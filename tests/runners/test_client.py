@@ -1,12 +1,14 @@
 """Delivery: the client against a small real HTTP server started in the test.
 
-The service itself is exercised end to end in test_llama_e2e.py; here the
-server's answers are scripted to reach every branch (5xx, 4xx, down)."""
+The service itself is exercised end to end in test_llama_e2e.py and
+test_llama_live_run.py; here the server's answers are scripted to reach every
+branch (5xx, 4xx, down)."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from runners.client import ServiceClient
+from runners.client import LiveRun, ServiceClient
 from runners.server import free_port
 
 
@@ -31,7 +33,7 @@ class ScriptedService:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 service.requests.append({"path": self.path, "auth": self.headers["Authorization"], "body": body})
-                status, answer = service.answers.pop(0) if service.answers else (201, {"uuid": body["uuid"]})
+                status, answer = service.answers.pop(0) if service.answers else (201, {"uuid": body.get("uuid")})
                 data = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -140,3 +142,113 @@ def test_flush_stops_at_the_first_run_that_still_cannot_be_delivered(service: Sc
     assert len(result.remaining) == 2
     assert len(client.spooled()) == 2
     assert len(service.requests) == 3 + 2
+
+
+def sample(index: int) -> dict[str, Any]:
+    return {"index": index, "decode_tokens_per_s_server": 50.0 + index, "tokens_generated": 16}
+
+
+def whole_run(run_uuid: str, n: int, status: str = "finished") -> dict[str, Any]:
+    return {
+        "uuid": run_uuid,
+        "rig": "test-rig",
+        "status": status,
+        "failure_reason": "" if status == "finished" else "repetition 3: llama-server exited",
+        "server_log_tail": "srv log\n",
+        "finished_at": "2026-11-21T21:04:00Z",
+        "extra": {"warmups": []},
+        "samples": [sample(i) for i in range(1, n + 1)],
+        "sweep_points": [],
+    }
+
+
+def test_a_live_run_is_opened_extended_and_finished_and_a_failed_append_is_sent_again(
+    service: ScriptedService, tmp_path: Path
+) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    service.answers = [(201, {"status": "running"}), (200, {}), (503, {}), (200, {}), (200, {"status": "finished"})]
+    live.open({"uuid": run_uuid, "rig": "test-rig", "status": "finished", "samples": [sample(9)]})
+    for index in (1, 2, 3):
+        live.add(samples=[sample(index)])
+    delivery = live.close(whole_run(run_uuid, 3))
+
+    assert (delivery.outcome, delivery.status_code) == ("posted", 200)
+    assert [r["path"] for r in service.requests] == [
+        "/api/runs/",
+        f"/api/runs/{run_uuid}/samples/",
+        f"/api/runs/{run_uuid}/samples/",
+        f"/api/runs/{run_uuid}/samples/",
+        f"/api/runs/{run_uuid}/finish/",
+    ]
+    opened, first, failed, again, finish = (r["body"] for r in service.requests)
+    assert opened == {"uuid": run_uuid, "rig": "test-rig", "status": "running", "samples": [], "sweep_points": []}
+    assert first["samples"] == [sample(1)]
+    assert failed["samples"] == [sample(2)]
+    assert again["samples"] == [sample(2), sample(3)]  # what the 503 lost goes with the next one
+    assert finish == {k: v for k, v in whole_run(run_uuid, 3).items() if k not in ("uuid", "rig")}
+    assert live.opened and live.appends_failed == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_a_finish_the_service_cannot_take_spools_the_whole_run(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    service.answers = [(201, {"status": "running"}), (502, {})]
+    live.open({"uuid": run_uuid})
+    delivery = live.close(whole_run(run_uuid, 2, status="failed"))
+    assert delivery.outcome == "spooled" and delivery.status_code == 502
+    assert json.loads((tmp_path / f"{run_uuid}.json").read_text()) == whole_run(run_uuid, 2, status="failed")
+    assert len(service.requests) == 2
+
+
+def test_an_open_that_found_the_service_down_is_tried_again_with_the_samples_so_far(
+    service: ScriptedService, tmp_path: Path
+) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    service.answers = [(503, {}), (201, {"status": "running"}), (200, {}), (200, {"status": "finished"})]
+    live.open({"uuid": run_uuid})
+    assert not live.opened
+    live.add(samples=[sample(1)])
+    assert live.opened
+    live.add(samples=[sample(2)])
+    assert live.close(whole_run(run_uuid, 2)).outcome == "posted"
+    paths = [r["path"] for r in service.requests]
+    assert paths == ["/api/runs/", "/api/runs/", f"/api/runs/{run_uuid}/samples/", f"/api/runs/{run_uuid}/finish/"]
+    assert service.requests[1]["body"]["samples"] == [sample(1)] and service.requests[1]["body"]["status"] == "running"
+    assert service.requests[2]["body"]["samples"] == [sample(2)]
+
+
+def test_a_run_the_service_closed_is_not_appended_to_and_is_posted_whole(
+    service: ScriptedService, tmp_path: Path
+) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    # Its job was aborted meanwhile: the service closed the run and answers 409 to appends.
+    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is aborted"]}})]
+    live.open({"uuid": run_uuid})
+    live.add(samples=[sample(1)])
+    live.add(samples=[sample(2)])
+    service.answers = [(200, {"status": "aborted"})]
+    delivery = live.close(whole_run(run_uuid, 2))
+    assert delivery.outcome == "posted"
+    assert delivery.detail == "the service had already ended this run as aborted; it kept the samples it had"
+    assert [r["path"] for r in service.requests] == ["/api/runs/", f"/api/runs/{run_uuid}/samples/", "/api/runs/"]
+    assert service.requests[-1]["body"] == whole_run(run_uuid, 2)
+
+
+def test_with_no_time_left_before_the_limit_the_run_goes_straight_to_the_spool(
+    service: ScriptedService, tmp_path: Path
+) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    service.answers = [(201, {"status": "running"})]
+    live.open({"uuid": run_uuid})
+    delivery = live.close(whole_run(run_uuid, 1), deliver_by=time.monotonic() + 0.5)
+    assert delivery.outcome == "spooled" and "no time left" in delivery.detail
+    assert client.spooled() == [run_uuid] and len(service.requests) == 1

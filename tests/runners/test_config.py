@@ -60,6 +60,8 @@ def test_it_maps_spec_types_to_the_services_choices(spec_type: str, expected: st
         ({"server": {"model": "m"}, "workload": {"repetitions": 0}}, "workload.repetitions", "at least 1"),
         ({"server": {"model": "m"}, "sweep": {"depths": [4096, "8K"]}}, "sweep.depths.1", "expected an integer"),
         ({"server": {"model": "m"}, "workload": {"thinking": "no"}}, "workload.thinking", "true or false"),
+        ({"attach": {"url": "http://x", "engine": "llamacpp"}}, "attach.engine", "openai (generic) or one of"),
+        ({"server": {"model": "m"}, "model": {"layers": 4.5}}, "model.layers", "expected an integer"),
     ],
 )
 def test_it_names_the_bad_field(data: dict, field: str, reason: str) -> None:

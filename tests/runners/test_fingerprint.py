@@ -47,6 +47,8 @@ def test_it_captures_the_rig_without_a_gpu(tmp_path: Path) -> None:
         "file_name": "m.gguf",
         "file_size_bytes": 4,
         "sha256": hashlib.sha256(b"GGUF").hexdigest(),
+        # Four bytes are the magic alone: the header facts are missing, and the reason says why.
+        "gguf_error": "m.gguf: truncated: 4 bytes, shorter than a GGUF header (24)",
     }
 
 

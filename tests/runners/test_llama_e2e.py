@@ -59,7 +59,8 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
         progress=lambda stage, done, total: events.append((stage, done, total)),
     )
     assert result["status"] == "finished", result["failure_reason"]
-    assert (result["delivered"], result["http_status"]) == ("posted", 201)
+    # Opened as running once the server was up, closed with POST /api/runs/{uuid}/finish/.
+    assert (result["delivered"], result["http_status"], result["opened"]) == ("posted", 200, True)
     assert ("repetitions", 4, 4) in events and ("sweep", 4, 4) in events
 
     resp = requests.get(f"{live_server.url}/api/runs/{result['run_uuid']}/", timeout=10)

@@ -4,11 +4,16 @@ aborted instead of run twice. The worker-process tests are in tests/jobs/."""
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
+
 import pytest
+import requests
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_dispatch_spec, job_status_update, jobs_enqueue
-from leaderboard.results.models import Rig, RigToken
+from leaderboard.results.models import Rig, RigToken, Run
 from runners.tasks import run_benchmark
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,3 +82,45 @@ def test_a_worker_with_a_revoked_token_leaves_the_job_queued(rig_env, monkeypatc
     job.refresh_from_db()
     assert result["status"] == "rejected" and "401" in result["error"]
     assert job.status == "queued" and job.started_at is None
+
+
+def _alarm_once_stored(url: str, n_samples: int) -> threading.Thread:
+    """Fire the armed soft limit's SIGALRM now, once the run at ``url`` has
+    ``n_samples`` samples on the service: the limit lands mid-suite whatever
+    the machine's speed."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            response = requests.get(url, timeout=10)
+            if response.status_code == 200 and len(response.json()["samples"]) >= n_samples:
+                signal.setitimer(signal.ITIMER_REAL, 0.001)
+                return
+            time.sleep(0.25)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.llama
+def test_a_soft_time_limit_mid_suite_ends_the_run_failed_with_the_samples_so_far_and_delivers_it(
+    rig_env, gemma_server, live_server
+):
+    spec = {"attach": {"url": gemma_server.base_url}, "workload": {"max_tokens": 16, "repetitions": 200, "warmup": 0}}
+    job = jobs_enqueue(rig=rig_env, kind="suite", spec=spec, time_limit_s=300)
+    assert job.soft_time_limit_s == 270
+    watcher = _alarm_once_stored(f"{live_server.url}/api/runs/{job.run_uuid}/", 2)
+    result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
+    watcher.join(timeout=10)
+
+    job.refresh_from_db()
+    run = Run.objects.get(uuid=job.run_uuid)
+    assert result["status"] == "failed" == job.status and result["delivered"] == "posted"
+    n = run.samples.count()
+    assert 2 <= n < 200 and run.n_samples == n == result["n_samples"]
+    assert run.status == "failed" and run.finished_at is not None
+    assert run.failure_reason == (
+        f"stopped by the job's time limit: soft time limit (270 s) exceeded ({n} of 200 repetitions measured)"
+    )
+    assert job.error == run.failure_reason and job.progress == "run failed, posted"

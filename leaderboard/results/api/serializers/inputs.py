@@ -283,6 +283,7 @@ class RunFinishInputSerializer(RunAppendInputSerializer):
     )
     failure_reason = text(RunModel, "failure_reason")
     server_log_tail = text(RunModel, "server_log_tail")
+    finished_at = serializers.DateTimeField(required=False, allow_null=True, help_text="Default: now.")
     fingerprint = JSONObjectField(required=False, allow_null=True, help_text="Replaces the stored one when given.")
     extra = JSONObjectField(required=False, allow_null=True, help_text="Merged into the stored one, key by key.")
 

@@ -215,6 +215,7 @@ class RunFinishApi(ApiMixin, APIView):
             status=data["status"],
             failure_reason=data.get("failure_reason") or "",
             server_log_tail=data.get("server_log_tail"),
+            finished_at=data.get("finished_at"),
             fingerprint=data.get("fingerprint"),
             extra=data.get("extra"),
         )
