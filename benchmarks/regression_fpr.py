@@ -1,17 +1,26 @@
-"""How often the nightly verdict rule cries wolf, and what it can catch.
+"""How often the nightly verdict rule cries wolf, and what it can catch:
+the old rule (p and threshold) and the new one (p, threshold and the
+run-to-run noise floor) on the same real runs.
 
 Runs Gemma 3 270M (Q4_K_M) on the real llama-server K times, 10 measured
 repetitions each, every run with a fresh server as a nightly build's run is
-(runners.pipeline.run_job, measure only). Then:
+(runners.pipeline.run_job, measure only). Every run is the same build, so
+every comparison between two of them is an A/A pair. Then:
 
-- A/A false-positive rate: every pair of runs is the same build measured
-  twice; the rule (Mann–Whitney U p < alpha AND |effect| > threshold) must call
-  none of them a change. FPR = flagged pairs / pairs.
-- Smallest slowdown detected: for each pair, the second run's samples are
-  slowed by d% (the real noise kept) and judged; the smallest d flagged in at
-  least 95% (and 50%) of the pairs is printed.
+- Old rule: Mann–Whitney U p < alpha AND |effect| > threshold, run j judged
+  against run i, over every ordered pair.
+- New rule: the same, AND |effect| beyond k × the standard deviation of the
+  medians of n earlier runs (the noise floor). The "earlier runs" of pair
+  (i, j) are run i (the baseline) and the n-1 runs before it (cyclically,
+  never j): what a nightly build sees with n runs of history. Printed for
+  n = 3 (a first build's own A/A/A runs), 5 and --history.
+- False-positive rate: flagged pairs / pairs (target < 1%).
+- Smallest slowdown detected: run j's samples slowed by d% (their real noise
+  kept) and judged; the smallest d flagged in at least 95% (and 50%) of the
+  pairs.
 
     python benchmarks/regression_fpr.py --runs 12 [--binary PATH] [--json out.json]
+    python benchmarks/regression_fpr.py --from-json out.json --noise-k 4   # re-judge saved runs
 """
 
 from __future__ import annotations
@@ -24,14 +33,27 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from leaderboard.regressions.verdict import Kind, Rule, judge  # noqa: E402
+from leaderboard.regressions.verdict import (  # noqa: E402
+    DEFAULT_NOISE_K,
+    MIN_NOISE_RUNS,
+    Kind,
+    Noise,
+    Rule,
+    judge,
+    noise_from_medians,
+)
 from runners.pipeline import run_job  # noqa: E402
+
+Runs = list[list[float]]
+# Judges run j (possibly slowed) against run i; returns whether it was flagged.
+Judge = Callable[[list[float], int, int], bool]
 
 
 def default_binary() -> str:
@@ -66,13 +88,64 @@ def one_run(
     return [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
 
 
-def detection_rate(runs: list[list[float]], slowdown_pct: float, rule: Rule) -> float:
+def history_of(i: int, j: int, n: int, count: int) -> list[int]:
+    """Return run i and the n-1 runs before it (cyclically), never j."""
+    out, k = [i], i
+    while len(out) < n:
+        k = (k - 1) % count
+        if k not in (i, j):
+            out.append(k)
+    return out
+
+
+def old_judge(runs: Runs, rule: Rule) -> Judge:
+    return lambda new, i, j: judge(new, runs[i], rule).kind != Kind.NONE
+
+
+def new_judge(runs: Runs, rule: Rule, n: int) -> Judge:
+    medians = [statistics.median(r) for r in runs]
+    noises: dict[tuple[int, int], Noise] = {}
+
+    def _judge(new: list[float], i: int, j: int) -> bool:
+        if (i, j) not in noises:
+            noises[(i, j)] = noise_from_medians([medians[h] for h in history_of(i, j, n, len(runs))], rule.noise_k)
+        return judge(new, runs[i], rule, noises[(i, j)]).kind != Kind.NONE
+
+    return _judge
+
+
+def rates(runs: Runs, flagged: Judge) -> tuple[float, dict[float, float]]:
+    """Return the A/A false-positive rate and the detection rate per injected slowdown (%)."""
     pairs = list(itertools.permutations(range(len(runs)), 2))
-    hits = 0
-    for i, j in pairs:
-        slowed = [v * (1 - slowdown_pct / 100) for v in runs[j]]
-        hits += judge(slowed, runs[i], rule).kind == Kind.REGRESSION
-    return hits / len(pairs)
+    fpr = sum(flagged(runs[j], i, j) for i, j in pairs) / len(pairs)
+    detection = {}
+    for d in [step / 2 for step in range(1, 41)] + [float(step) for step in range(21, 41)]:
+        hits = sum(flagged([v * (1 - d / 100) for v in runs[j]], i, j) for i, j in pairs)
+        detection[d] = hits / len(pairs)
+    return fpr, detection
+
+
+def smallest(detection: dict[float, float], level: float) -> float | None:
+    return next((d for d, rate in detection.items() if rate >= level), None)
+
+
+def measure(args: argparse.Namespace) -> tuple[Runs, dict[str, Any]]:
+    binary, model = args.binary or default_binary(), gemma_path()
+    runs: Runs = []
+    load_before = os.getloadavg()[0]
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rigboard-fpr-") as tmp:
+        for index in range(args.runs):
+            samples = one_run(binary, model, args.repetitions, args.max_tokens, Path(tmp), index, args.threads)
+            runs.append(samples)
+            print(f"run {index + 1:2d}/{args.runs}: median {statistics.median(samples):7.2f} t/s, "
+                  f"CV {100 * statistics.stdev(samples) / statistics.fmean(samples):4.1f}%", flush=True)  # fmt: skip
+    meta = {
+        "repetitions": args.repetitions, "max_tokens": args.max_tokens, "threads": args.threads,
+        "elapsed_s": round(time.monotonic() - started, 1), "cpus": os.cpu_count(),
+        "load_before": load_before, "load_after": os.getloadavg()[0],
+    }  # fmt: skip
+    return runs, meta
 
 
 def main() -> int:
@@ -82,58 +155,59 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--alpha", type=float, default=0.01)
     parser.add_argument("--threshold-pct", type=float, default=3.0)
+    parser.add_argument("--noise-k", type=float, default=DEFAULT_NOISE_K)
+    parser.add_argument("--history", type=int, default=10, help="run medians behind the noise floor (max)")
     parser.add_argument("--binary", default="")
     # One thread by default: on a busy shared machine llama.cpp's worker threads
     # spin on each other and decode collapses to ~1 t/s with two.
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--json", default="", help="also write the figures and raw samples here")
+    parser.add_argument("--from-json", default="", help="judge the raw runs saved by --json instead of measuring")
     args = parser.parse_args()
-    rule = Rule(alpha=args.alpha, threshold_pct=args.threshold_pct)
-    binary, model = args.binary or default_binary(), gemma_path()
+    rule = Rule(alpha=args.alpha, threshold_pct=args.threshold_pct, noise_k=args.noise_k)
 
-    runs: list[list[float]] = []
-    load_before = os.getloadavg()[0]
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="rigboard-fpr-") as tmp:
-        for index in range(args.runs):
-            samples = one_run(binary, model, args.repetitions, args.max_tokens, Path(tmp), index, args.threads)
-            runs.append(samples)
-            print(f"run {index + 1:2d}/{args.runs}: median {statistics.median(samples):7.2f} t/s, "
-                  f"CV {100 * statistics.stdev(samples) / statistics.fmean(samples):4.1f}%", flush=True)  # fmt: skip
-    elapsed = time.monotonic() - started
-    load_after = os.getloadavg()[0]
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        runs, meta = saved["runs"], saved.get("meta", {})
+    else:
+        runs, meta = measure(args)
+    if len(runs) < MIN_NOISE_RUNS + 1:
+        print(f"need at least {MIN_NOISE_RUNS + 1} runs for a noise floor, got {len(runs)}", file=sys.stderr)
+        return 2
 
-    pairs = list(itertools.combinations(range(len(runs)), 2))
-    outcomes = [judge(runs[j], runs[i], rule) for i, j in pairs]
-    flagged = [o for o in outcomes if o.kind != Kind.NONE]
-    significant = [o for o in outcomes if o.p_value is not None and o.p_value < rule.alpha]
-    fpr = len(flagged) / len(pairs)
     medians = [statistics.median(r) for r in runs]
     within_cv = statistics.fmean(100 * statistics.stdev(r) / statistics.fmean(r) for r in runs)
     between_cv = 100 * statistics.stdev(medians) / statistics.fmean(medians)
-    rates = {d / 2: detection_rate(runs, d / 2, rule) for d in range(1, 41)}
-    smallest_95 = next((d for d, rate in rates.items() if rate >= 0.95), None)
-    smallest_50 = next((d for d, rate in rates.items() if rate >= 0.5), None)
+    histories = sorted({n for n in (MIN_NOISE_RUNS, 5, args.history) if MIN_NOISE_RUNS <= n <= len(runs) - 1})
+    rules: dict[str, Judge] = {f"p + {rule.threshold_pct}% (old rule)": old_judge(runs, rule)}
+    for n in histories:
+        rules[f"+ noise floor {rule.noise_k:g} x SD of {n} runs"] = new_judge(runs, rule, n)
+    results = {name: rates(runs, flagged) for name, flagged in rules.items()}
 
     print()
-    print(f"Gemma 3 270M Q4_K_M, {args.runs} runs x {args.repetitions} repetitions, {args.max_tokens} tokens, "
-          f"{elapsed:.0f} s, {os.cpu_count()} CPUs, load average {load_before:.1f} -> {load_after:.1f}")  # fmt: skip
+    print(f"Gemma 3 270M Q4_K_M, {len(runs)} runs x {len(runs[0])} repetitions, {meta.get('max_tokens')} tokens, "
+          f"{meta.get('elapsed_s')} s, {meta.get('cpus')} CPUs, load average {meta.get('load_before', 0):.1f} -> "
+          f"{meta.get('load_after', 0):.1f}")  # fmt: skip
     print(f"decode t/s: median of run medians {statistics.median(medians):.2f}; "
           f"within-run CV {within_cv:.2f}%; between-run CV of medians {between_cv:.2f}%")  # fmt: skip
-    print(f"rule: Mann-Whitney U p < {rule.alpha} AND |effect| > {rule.threshold_pct}%")
-    print(f"A/A pairs: {len(pairs)}; significant alone (p < alpha): {len(significant)} "
-          f"({100 * len(significant) / len(pairs):.1f}%); flagged by the rule: {len(flagged)}")  # fmt: skip
-    print(f"A/A false-positive rate: {100 * fpr:.2f}% (target < 1%)")
-    print("injected slowdown -> detection rate (10 vs 10, real noise):")
-    for d, rate in rates.items():
-        if d in (1.0, 2.0, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 10.0, 15.0, 20.0):
-            print(f"  {d:5.1f}%  {100 * rate:5.1f}%")
-    print(f"smallest slowdown detected in >= 95% of pairs: {smallest_95}%; in >= 50%: {smallest_50}%")
+    pairs = len(runs) * (len(runs) - 1)
+    print(f"A/A pairs (ordered): {pairs}; alpha {rule.alpha}, threshold {rule.threshold_pct}%")
+    print(f"{'rule':<40} {'A/A FPR':>8} {'95% at':>8} {'50% at':>8}   detection at 3/5/10/20/40% slowdown")
+    for name, (fpr, detection) in results.items():
+        s95, s50 = smallest(detection, 0.95), smallest(detection, 0.5)
+        curve = " ".join(f"{100 * detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
+        print(f"{name:<40} {100 * fpr:7.2f}% {s95 if s95 is not None else '>40':>7}% "
+              f"{s50 if s50 is not None else '>40':>7}%   {curve}")  # fmt: skip
+    n = len(runs[0])
+    print(f"(95% / 50% at: the smallest injected slowdown flagged in that share of pairs, {n} vs {n} samples)")
     if args.json:
         Path(args.json).write_text(json.dumps({
-            "runs": runs, "fpr": fpr, "pairs": len(pairs), "flagged": len(flagged),
-            "within_run_cv_pct": within_cv, "between_run_cv_pct": between_cv,
-            "detection_rate": rates, "smallest_slowdown_95_pct": smallest_95, "smallest_slowdown_50_pct": smallest_50,
+            "runs": runs, "meta": meta, "within_run_cv_pct": within_cv, "between_run_cv_pct": between_cv,
+            "rule": {"alpha": rule.alpha, "threshold_pct": rule.threshold_pct, "noise_k": rule.noise_k},
+            "results": {name: {"fpr": fpr, "detection_rate": detection,
+                               "smallest_slowdown_95_pct": smallest(detection, 0.95),
+                               "smallest_slowdown_50_pct": smallest(detection, 0.5)}
+                        for name, (fpr, detection) in results.items()},
         }, indent=1))  # fmt: skip
     return 0
 

@@ -10,7 +10,13 @@ record then goes back by task name (``regressions.build_report``), after the
 runs, so the service judges runs that are already stored.
 
 Environment, besides runners/celery_app.py's: RIGBOARD_BUILD_CACHE_DIR (where
-builds are cached by commit; default ~/.cache/rigboard/builds).
+builds are cached by commit; default ~/.cache/rigboard/builds; ccache keeps its
+objects in its ``ccache/`` unless CCACHE_DIR is set, see runners/build.py).
+
+A first build of a reference config comes with several entries for it in
+``runs`` (repeats, each with its own run uuid): they run one after the other
+on the same binary, and their spread is the noise floor the next build's
+verdict is judged with.
 """
 
 from __future__ import annotations

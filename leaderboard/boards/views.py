@@ -16,6 +16,7 @@ from leaderboard.boards.rows import run_label, run_row
 from leaderboard.boards.selectors.leaderboard import leaderboard_view, rig_board, usd_per_kwh_from
 from leaderboard.boards.selectors.published import comparison_detail, comparisons_list, experiment_journeys
 from leaderboard.boards.selectors.runs import parse_run_ids, run_detail, runs_for_compare, sweep_rows
+from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
 
 COLUMN_ORDER = [
     "rig", "model", "decode", "n", "stdev", "range", "gpu", "engine", "quant", "spec", "accept", "ctx",
@@ -27,11 +28,14 @@ COLUMN_ORDER = [
 def leaderboard(request: HttpRequest) -> HttpResponse:
     view = leaderboard_view(request.GET)
     columns = [(key, SORTS[key][0]) for key in COLUMN_ORDER]
-    return render(
-        request,
-        "boards/leaderboard.html",
-        {"view": view, "columns": columns, "params": request.GET, "default_price": _default_price()},
-    )
+    context = {
+        "view": view,
+        "columns": columns,
+        "params": request.GET,
+        "default_price": _default_price(),
+        "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
+    }
+    return render(request, "boards/leaderboard.html", context)
 
 
 def _default_price() -> float:
@@ -81,7 +85,13 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
             for row in board.best
         ]
     )
-    return render(request, "boards/rig.html", {"board": board, "bar_figure": bars, "usd_per_kwh": price})
+    context = {
+        "board": board,
+        "bar_figure": bars,
+        "usd_per_kwh": price,
+        "timelines": timeline_links_for_rig(rig_id=rig_id),
+    }
+    return render(request, "boards/rig.html", context)
 
 
 @require_GET

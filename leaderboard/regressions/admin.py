@@ -58,7 +58,7 @@ class ReferenceConfigAdmin(admin.ModelAdmin):
 class BuildRunInline(admin.TabularInline):
     model = BuildRun
     extra = 0
-    readonly_fields = ["reference_config", "run_uuid", "status", "error"]
+    readonly_fields = ["reference_config", "repeat", "run_uuid", "status", "error"]
 
 
 @admin.register(BuildRecord)
@@ -72,7 +72,9 @@ class BuildRecordAdmin(admin.ModelAdmin):
 
 @admin.register(Verdict)
 class VerdictAdmin(admin.ModelAdmin):
-    list_display = ["build", "reference_config", "kind", "effect_pct", "p_value", "commit_from", "commit_to"]
+    list_display = [
+        "build", "reference_config", "kind", "effect_pct", "p_value", "noise_floor_pct", "commit_from", "commit_to",
+    ]  # fmt: skip
     list_filter = ["kind"]
     readonly_fields = ["new_run", "baseline_runs", "baseline_build"]
 

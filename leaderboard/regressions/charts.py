@@ -61,6 +61,10 @@ def _hover(p: TimelinePoint, value: float | None, unit: str) -> str:
         parts.append(f"{value:,.2f} {unit}")
     if p.verdict_kind and p.effect_pct is not None:
         parts.append(f"{_esc(p.verdict_kind)} {p.effect_pct:+.2f}% (p={p.p_value:.2g})")
+        if p.noise_floor_label:
+            parts.append(f"noise floor {_esc(p.noise_floor_label)}")
+    if p.first_bad_commit:
+        parts.append(f"first slow commit {_esc(p.first_bad_commit[:10])}")
     return "<br>".join(parts)
 
 

@@ -14,7 +14,13 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from leaderboard.regressions.verdict import DEFAULT_ALPHA, DEFAULT_THRESHOLD_PCT
+from leaderboard.regressions.verdict import (
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE_K,
+    DEFAULT_NOISE_RUNS,
+    DEFAULT_THRESHOLD_PCT,
+    Noise,
+)
 
 
 class BaselineMode(models.TextChoices):
@@ -36,6 +42,13 @@ class Subscription(models.Model):
     is_active = models.BooleanField(default=True)
     alpha = models.FloatField(default=DEFAULT_ALPHA, help_text="Mann–Whitney U significance level.")
     threshold_pct = models.FloatField(default=DEFAULT_THRESHOLD_PCT, help_text="Minimum effect, in percent.")
+    noise_k = models.FloatField(
+        default=DEFAULT_NOISE_K,
+        help_text="Noise floor: an effect must also exceed this many standard deviations of recent run medians.",
+    )
+    noise_runs = models.PositiveIntegerField(
+        default=DEFAULT_NOISE_RUNS, help_text="How many recent run medians the noise floor is measured on."
+    )
     baseline_mode = models.CharField(
         max_length=16, choices=BaselineMode.choices, default=BaselineMode.PREVIOUS_ACCEPTED
     )
@@ -131,18 +144,23 @@ class BuildRecord(models.Model):
 
 
 class BuildRun(models.Model):
-    """The run a reference config gets on a build; ``run_uuid`` is assigned
-    when the build is queued and is the uuid the rig posts the run under."""
+    """A run a reference config gets on a build; ``run_uuid`` is assigned
+    when the build is queued and is the uuid the rig posts the run under.
+    Repeat 0 is the run judged; repeats 1… (made while a reference config has
+    too little history) measure the run-to-run noise on the spot."""
 
     build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="build_runs")
     reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="build_runs")
+    repeat = models.PositiveSmallIntegerField(default=0)
     run_uuid = models.UUIDField(unique=True, default=uuid.uuid4)
     status = models.CharField(max_length=16, blank=True, help_text="What the rig reported for this run.")
     error = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["build", "reference_config"]
-        constraints = [models.UniqueConstraint(fields=["build", "reference_config"], name="uniq_build_run")]
+        ordering = ["build", "reference_config", "repeat"]
+        constraints = [
+            models.UniqueConstraint(fields=["build", "reference_config", "repeat"], name="uniq_build_run_repeat")
+        ]
 
     @property
     def run(self) -> models.Model | None:
@@ -184,6 +202,15 @@ class Verdict(models.Model):
     n_baseline = models.PositiveIntegerField(default=0)
     alpha = models.FloatField(default=DEFAULT_ALPHA)
     threshold_pct = models.FloatField(default=DEFAULT_THRESHOLD_PCT)
+    # The run-to-run noise floor the effect had to exceed (None: unknown, too few earlier runs).
+    noise_k = models.FloatField(default=DEFAULT_NOISE_K)
+    noise_n_runs = models.PositiveIntegerField(default=0, help_text="Run medians the noise floor was measured on.")
+    noise_spread_pct = models.FloatField(
+        null=True, blank=True, help_text="SD of those run medians on a log scale, in percent (about their CV)."
+    )
+    noise_floor_pct = models.FloatField(
+        null=True, blank=True, help_text="noise_k × noise_spread_pct: the largest log ratio × 100 taken for noise."
+    )
     reason = models.CharField(max_length=300, blank=True)
     commit_from = models.CharField(max_length=40, blank=True)
     commit_to = models.CharField(max_length=40)
@@ -204,6 +231,11 @@ class Verdict(models.Model):
     def __str__(self) -> str:
         effect = f" {self.effect_pct:+.1f}%" if self.effect_pct is not None else ""
         return f"{self.get_kind_display()}{effect} at {self.commit_to[:10]} ({self.reference_config})"
+
+    @property
+    def noise(self) -> Noise:
+        """Return the noise floor this verdict was judged with."""
+        return Noise(self.noise_n_runs, self.noise_spread_pct, self.noise_floor_pct, self.noise_k)
 
 
 class AlertChannel(models.TextChoices):

@@ -1,13 +1,15 @@
-"""Reads for nightly regression: the subscription list and the timeline of
-one rig + reference configuration (one row per build, oldest first)."""
+"""Reads for nightly regression: the subscription list, the timeline of one
+rig + reference configuration (one row per build, oldest first), and the
+timeline links the leaderboard and rig pages show (one query each)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription, Verdict
 from leaderboard.results.models import Run
@@ -34,8 +36,11 @@ class TimelinePoint:
     verdict_kind: str
     effect_pct: float | None
     p_value: float | None
+    noise_floor_label: str
+    verdict_reason: str
     compare_url: str
     first_bad_commit: str
+    bisect_label: str
 
     @property
     def short_commit(self) -> str:
@@ -53,6 +58,15 @@ class Timeline:
     points: list[TimelinePoint]
 
 
+def _floor_label(verdict: Verdict | None) -> str:
+    """Return the noise floor a verdict was judged with, as the slowdown and
+    speedup it lets through ("-11.8% / +13.3%"); "unknown" without a floor."""
+    if verdict is None:
+        return ""
+    bounds = verdict.noise.bounds_pct()
+    return "unknown" if bounds is None else f"{bounds[0]:+.1f}% / {bounds[1]:+.1f}%"
+
+
 def subscriptions_list() -> QuerySet[Subscription]:
     """Return subscriptions with their rig and reference configs prefetched."""
     return Subscription.objects.select_related("rig").prefetch_related("reference_configs").order_by("rig__name", "id")
@@ -66,7 +80,9 @@ def timeline_get(*, subscription_id: int, reference_id: int) -> Timeline:
     reference = get_object_or_404(ReferenceConfig, pk=reference_id, subscription=sub)
     builds = list(BuildRecord.objects.filter(subscription=sub, bisect_of__isnull=True).order_by("created_at", "id"))
     run_uuids = dict(
-        BuildRun.objects.filter(build__in=builds, reference_config=reference).values_list("build_id", "run_uuid")
+        BuildRun.objects.filter(build__in=builds, reference_config=reference, repeat=0).values_list(
+            "build_id", "run_uuid"
+        )
     )
     runs = {r.uuid: r for r in Run.objects.filter(uuid__in=run_uuids.values())}
     verdicts = {v.build_id: v for v in Verdict.objects.filter(build__in=builds, reference_config=reference)}
@@ -92,8 +108,56 @@ def timeline_get(*, subscription_id: int, reference_id: int) -> Timeline:
                 verdict_kind=verdict.kind if verdict else "",
                 effect_pct=verdict.effect_pct if verdict else None,
                 p_value=verdict.p_value if verdict else None,
+                noise_floor_label=_floor_label(verdict),
+                verdict_reason=verdict.reason if verdict else "",
                 compare_url=verdict.compare_url if verdict else "",
                 first_bad_commit=verdict.first_bad_commit if verdict else "",
+                bisect_label=verdict.get_bisect_status_display() if verdict and verdict.bisect_status else "",
             )
         )
     return Timeline(subscription=sub, reference=reference, points=points)
+
+
+@dataclass(frozen=True)
+class TimelineLink:
+    """Where a timeline lives: its subscription and reference config ids."""
+
+    subscription_id: int
+    reference_id: int
+    label: str
+
+    @property
+    def url(self) -> str:
+        return reverse("regressions:timeline", args=[self.subscription_id, self.reference_id])
+
+
+def timeline_links_for_rig(*, rig_id: int) -> list[TimelineLink]:
+    """Return one link per reference config of the rig's subscriptions (active
+    or not: a retired one still has its history), in one query."""
+    refs = (
+        ReferenceConfig.objects.filter(subscription__rig_id=rig_id)
+        .select_related("subscription")
+        .order_by("subscription__repo_url", "subscription__branch", "subscription_id", "name", "id")
+    )
+    return [
+        TimelineLink(r.subscription_id, r.pk, f"{r.name} · {r.subscription.repo_url} @ {r.subscription.branch}")
+        for r in refs
+    ]
+
+
+def timeline_links_for_runs(*, run_ids: list[int]) -> dict[int, TimelineLink]:
+    """Return the timeline of each of these runs that a nightly build made,
+    keyed by run id, in one query (runs of no build are left out)."""
+    if not run_ids:
+        return {}
+    build_runs = BuildRun.objects.filter(run_uuid=OuterRef("uuid"))
+    rows = (
+        Run.objects.filter(pk__in=run_ids)
+        .annotate(
+            sub_id=Subquery(build_runs.values("build__subscription_id")[:1]),
+            ref_id=Subquery(build_runs.values("reference_config_id")[:1]),
+        )
+        .filter(sub_id__isnull=False)
+        .values_list("pk", "sub_id", "ref_id")
+    )
+    return {pk: TimelineLink(sub_id, ref_id, "nightly") for pk, sub_id, ref_id in rows}

@@ -1,10 +1,30 @@
 """The verdict rule, pure: raw samples in, a verdict out. No Django here.
 
-A change is called only when it is both *significant* (two-sided Mann–Whitney U
-on the raw per-repetition samples, p below ``alpha``) and *large* (the relative
-change of the medians beyond ``threshold_pct``). Significance alone flags tiny
-real shifts once there are enough samples; size alone flags noise. Medians,
-not means, so one stalled repetition does not move the effect.
+A change is called only when it is
+
+1. *significant*: two-sided Mann–Whitney U on the raw per-repetition samples,
+   p below ``alpha``;
+2. *large*: the relative change of the medians beyond ``threshold_pct``;
+3. *beyond the run-to-run noise*: beyond ``noise_k`` standard deviations of
+   the medians of earlier runs of the same comparison (the noise floor, on a
+   log scale: see Noise).
+
+Significance alone flags tiny real shifts once there are enough samples; size
+alone flags noise. And both together still flag *drift*: two runs of the same
+build on a busy machine differ by more than the spread within either run
+(thermal state, other tenants, frequency scaling), so the U test on 10 vs 10
+samples of two runs finds "significant" differences that are no change at all
+(48.9% of A/A pairs on a loaded 2-core box). The third test is the one
+regression trackers use for that (conbench's lookback z-score, git-perf's
+sigma): judge the new run against the spread of whole runs, not of samples.
+
+The spread is the standard deviation of the (log) run medians, not a MAD:
+with the 3–5 runs a nightly history starts with, the MAD of 3 values is their
+smaller gap and is near 0 far too often (simulated A/A with k=5: the floor
+alone lets 22% through at 3 runs with MAD, 5% with the SD, 1.3% at 5 runs and
+0.4% at 8; the p and threshold tests cut that further). Below MIN_NOISE_RUNS
+medians there is no floor and the verdict says so. Medians, not means, so one
+stalled repetition does not move the effect.
 """
 
 from __future__ import annotations
@@ -19,9 +39,18 @@ from scipy.stats import mannwhitneyu
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_THRESHOLD_PCT = 3.0
+# The noise floor in standard deviations of run medians (a z-score threshold).
+DEFAULT_NOISE_K = 5.0
+# How many recent run medians the noise floor is measured on.
+DEFAULT_NOISE_RUNS = 10
 # Below this many samples on either side the exact U test cannot reach
 # p < 0.01 at all (3 vs 3 bottoms out at p = 0.1), so no verdict is made.
 MIN_SAMPLES = 3
+# Fewer run medians than this give no noise floor: the SD of two values is one
+# difference, so |A - B| > k·SD is a ratio of two normals (Cauchy) and passes
+# 16% of A/A pairs at k=5. A first build is benchmarked this many times
+# (services/detection.py) so the second one already has a floor.
+MIN_NOISE_RUNS = 3
 
 
 class Kind(StrEnum):
@@ -32,11 +61,13 @@ class Kind(StrEnum):
 
 @dataclass(frozen=True)
 class Rule:
-    """What counts as a change: significance level, minimum effect, and the
-    direction in which the metric is better (decode t/s: higher; TTFT: lower)."""
+    """What counts as a change: significance level, minimum effect, the noise
+    floor's multiplier, and the direction in which the metric is better
+    (decode t/s: higher; TTFT: lower)."""
 
     alpha: float = DEFAULT_ALPHA
     threshold_pct: float = DEFAULT_THRESHOLD_PCT
+    noise_k: float = DEFAULT_NOISE_K
     higher_is_better: bool = True
 
     def __post_init__(self) -> None:
@@ -44,6 +75,78 @@ class Rule:
             raise ValueError(f"alpha must be between 0 and 1, got {self.alpha}")
         if self.threshold_pct < 0:
             raise ValueError(f"threshold_pct must not be negative, got {self.threshold_pct}")
+        if self.noise_k < 0:
+            raise ValueError(f"noise_k must not be negative, got {self.noise_k}")
+
+
+@dataclass(frozen=True)
+class Noise:
+    """The run-to-run noise of one comparison: ``n_runs`` run medians, their
+    standard deviation on a log scale, in percent (``spread_pct``; about the
+    coefficient of variation while it is a few percent), and the floor an
+    effect must exceed (``floor_pct`` = k × spread, also as 100 × a log
+    ratio). Both are None below MIN_NOISE_RUNS medians: the floor is unknown.
+
+    Log scale, because run-to-run drift multiplies throughput (a busy machine
+    gives a run half the CPU, or a third) and a slowdown cannot pass -100%
+    while a speedup has no bound: a floor of 90% would make a 4x slowdown
+    "noise" in linear terms, and is a factor of 2.46 (-59% / +146%) here."""
+
+    n_runs: int
+    spread_pct: float | None
+    floor_pct: float | None
+    k: float = DEFAULT_NOISE_K
+
+    @property
+    def known(self) -> bool:
+        return self.floor_pct is not None
+
+    def bounds_pct(self) -> tuple[float, float] | None:
+        """Return the smallest slowdown and speedup (in %, -/+) beyond the
+        floor; None when the floor is unknown."""
+        if self.floor_pct is None:
+            return None
+        factor = math.exp(self.floor_pct / 100.0)
+        return 100.0 * (1 / factor - 1), 100.0 * (factor - 1)
+
+    def contains(self, effect_pct: float) -> bool:
+        """Return True if a change of ``effect_pct`` is within the floor (never
+        when the floor is unknown, or for a change to 0 or below)."""
+        ratio = 1 + effect_pct / 100.0
+        if self.floor_pct is None or ratio <= 0:
+            return False
+        return abs(100.0 * math.log(ratio)) <= self.floor_pct
+
+    def describe(self) -> str:
+        """Return the floor as a verdict's reason names it."""
+        bounds = self.bounds_pct()
+        if bounds is None or self.spread_pct is None:
+            runs = "run" if self.n_runs == 1 else "runs"
+            return f"noise floor unknown: first builds ({self.n_runs} earlier {runs}, need {MIN_NOISE_RUNS})"
+        return (
+            f"noise floor {bounds[0]:+.2f}%/{bounds[1]:+.2f}% "
+            f"({self.k:g} × SD {self.spread_pct:.2f}% of {self.n_runs} runs)"
+        )
+
+
+UNKNOWN_NOISE = Noise(0, None, None)
+
+
+def noise_from_medians(run_medians: Sequence[float | None], k: float = DEFAULT_NOISE_K) -> Noise:
+    """Return the noise of these per-run medians (missing, non-finite and
+    non-positive ones dropped: a run of 0 t/s measured nothing). Below
+    MIN_NOISE_RUNS medians the spread and floor are None."""
+    logs = [math.log(m) for m in _clean(run_medians) if m > 0]
+    if len(logs) < MIN_NOISE_RUNS:
+        return Noise(len(logs), None, None, k)
+    spread_pct = 100.0 * statistics.stdev(logs)
+    return Noise(len(logs), spread_pct, k * spread_pct, k)
+
+
+def run_median(samples: Sequence[float | None]) -> float | None:
+    """Return the median of one run's samples; None if it has none."""
+    values = _clean(samples)
+    return statistics.median(values) if values else None
 
 
 @dataclass(frozen=True)
@@ -59,24 +162,36 @@ class Outcome:
     n_new: int
     n_baseline: int
     reason: str
+    noise: Noise = UNKNOWN_NOISE
 
 
 def _clean(values: Sequence[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None and math.isfinite(float(v))]
 
 
-def judge(new: Sequence[float | None], baseline: Sequence[float | None], rule: Rule | None = None) -> Outcome:
+def judge(
+    new: Sequence[float | None],
+    baseline: Sequence[float | None],
+    rule: Rule | None = None,
+    noise: Noise | None = None,
+) -> Outcome:
     """Return the verdict for ``new`` samples against ``baseline`` samples.
 
-    Missing and non-finite samples are dropped. With fewer than MIN_SAMPLES on
-    either side, or a baseline median of 0, return kind NONE with no p-value."""
+    ``noise`` is the run-to-run noise of earlier runs (noise_from_medians);
+    without it, or with fewer than MIN_NOISE_RUNS medians behind it, the rule
+    falls back to p and threshold alone and the reason says the floor is
+    unknown. Missing and non-finite samples are dropped. With fewer than
+    MIN_SAMPLES on either side, or a baseline median of 0, return kind NONE
+    with no p-value."""
     rule = rule or Rule()
+    noise = noise or UNKNOWN_NOISE
     a, b = _clean(new), _clean(baseline)
     if len(a) < MIN_SAMPLES or len(b) < MIN_SAMPLES:
-        return Outcome(Kind.NONE, None, None, None, None, len(a), len(b), f"too few samples (need {MIN_SAMPLES})")
+        reason = f"too few samples (need {MIN_SAMPLES})"
+        return Outcome(Kind.NONE, None, None, None, None, len(a), len(b), reason, noise)
     new_median, base_median = statistics.median(a), statistics.median(b)
     if base_median == 0:
-        return Outcome(Kind.NONE, None, None, new_median, base_median, len(a), len(b), "baseline median is 0")
+        return Outcome(Kind.NONE, None, None, new_median, base_median, len(a), len(b), "baseline median is 0", noise)
     effect_pct = 100.0 * (new_median - base_median) / base_median
     p_value = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
     if math.isnan(p_value):
@@ -86,11 +201,24 @@ def judge(new: Sequence[float | None], baseline: Sequence[float | None], rule: R
         kind, reason = Kind.NONE, f"not significant (p={p_value:.3g} ≥ {rule.alpha})"
     elif abs(effect_pct) <= rule.threshold_pct:
         kind, reason = Kind.NONE, f"effect {effect_pct:+.2f}% within ±{rule.threshold_pct}%"
+    elif noise.contains(effect_pct):
+        kind, reason = Kind.NONE, f"effect {effect_pct:+.2f}% within the {noise.describe()}"
     else:
         worse = effect_pct < 0 if rule.higher_is_better else effect_pct > 0
         kind = Kind.REGRESSION if worse else Kind.IMPROVEMENT
-        reason = f"p={p_value:.3g} < {rule.alpha} and effect {effect_pct:+.2f}%"
-    return Outcome(kind, p_value, effect_pct, new_median, base_median, len(a), len(b), reason)
+        joint = " and the " if noise.known else "; "
+        reason = f"p={p_value:.3g} < {rule.alpha}, effect {effect_pct:+.2f}% beyond ±{rule.threshold_pct}%"
+        reason += joint + noise.describe()
+    return Outcome(kind, p_value, effect_pct, new_median, base_median, len(a), len(b), reason, noise)
+
+
+def nearer_to_bad(*, median: float | None, good: float | None, bad: float | None) -> bool | None:
+    """Return True if ``median`` is nearer ``bad`` than ``good`` as a ratio
+    (the split is their geometric mean), False if nearer ``good``; None if
+    any of the three is missing or not positive."""
+    if median is None or good is None or bad is None or min(median, good, bad) <= 0:
+        return None
+    return abs(math.log(median / bad)) < abs(math.log(median / good))
 
 
 def median_build(builds: Sequence[Sequence[float | None]]) -> int | None:

@@ -73,6 +73,17 @@ def test_a_commit_the_remote_does_not_have_raises_and_records_nothing(small_upst
     assert cached_result(spec, tmp_path / "cache") is None
 
 
+def test_ccache_keeps_its_objects_in_the_build_cache_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from runners.build import compile_env
+
+    monkeypatch.delenv("CCACHE_DIR", raising=False)
+    assert compile_env(tmp_path / "cache")["CCACHE_DIR"] == str((tmp_path / "cache" / "ccache").resolve())
+    monkeypatch.setenv("CCACHE_DIR", "/srv/ccache")
+    assert compile_env(tmp_path / "cache")["CCACHE_DIR"] == "/srv/ccache"
+
+
 def test_a_short_or_malformed_sha_is_refused() -> None:
     with pytest.raises(ValueError, match="40-character"):
         BuildSpec(repo_url="/x", commit="abc123")

@@ -15,6 +15,7 @@ from django_celery_beat.models import PeriodicTask
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
 from leaderboard.regressions.services.detection import NIGHTLY_RIG_TASK, subscription_check
 from leaderboard.regressions.tasks import NIGHTLY_TASK
+from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import Rig
 from runners.build import commits_between, ls_remote
 from tests.fixtures.celery_worker import queued_messages
@@ -56,7 +57,10 @@ def test_a_new_head_is_queued_once_on_the_rigs_queue(
     assert again.build is None and again.reason == "already tested on this rig"
     build = BuildRecord.objects.get()
     assert build.commit == small_upstream.head() and build.status == BuildStatus.QUEUED
-    build_run = BuildRun.objects.get(build=build)
+    # A first build runs its reference config MIN_NOISE_RUNS times: the A/A
+    # runs the next verdict's noise floor is measured on.
+    build_runs = list(BuildRun.objects.filter(build=build).order_by("repeat"))
+    assert [br.repeat for br in build_runs] == list(range(MIN_NOISE_RUNS))
     messages = queued_messages(celery_broker, "rig.nightly-rig")
     assert len(messages) == 1
     assert messages[0]["headers"]["task"] == NIGHTLY_RIG_TASK
@@ -68,7 +72,8 @@ def test_a_new_head_is_queued_once_on_the_rigs_queue(
         "flags": "-DGGML_NATIVE=OFF",
         "jobs": 2,
     }
-    assert spec["runs"][0]["run_uuid"] == str(build_run.run_uuid)
+    assert [r["run_uuid"] for r in spec["runs"]] == [str(br.run_uuid) for br in build_runs]
+    assert [r["name"] for r in spec["runs"]] == ["gemma decode", "gemma decode (repeat 1)", "gemma decode (repeat 2)"]
     assert spec["runs"][0]["config"]["server"]["model"] == "/models/gemma.gguf"
     sub.refresh_from_db()
     assert sub.last_head == small_upstream.head()
@@ -86,6 +91,28 @@ def test_a_later_commit_is_queued_with_the_previous_build_as_range_start(
     assert result.build is not None and result.build.commit == new
     assert result.build.previous_commit == old
     assert len(queued_messages(celery_broker, "rig.nightly-rig")) == 2
+
+
+def test_later_builds_run_once_when_the_history_holds_enough_finished_runs(
+    small_upstream: Upstream, make_rig: Callable[..., Rig], celery_broker: redis.Redis
+) -> None:
+    sub = _subscription(make_rig(name="nightly-rig"), small_upstream.url)
+    first = subscription_check(subscription=sub).build
+    assert first is not None
+    first.build_runs.filter(repeat__gt=0).update(status="failed")
+    first.build_runs.filter(repeat=0).update(status="finished")
+    BuildRecord.objects.filter(pk=first.pk).update(status=BuildStatus.BENCHMARKED)
+    small_upstream.commit_file("c.txt", "c", "change", "2026-01-05T00:00:00+00:00")
+
+    second = subscription_check(subscription=sub).build
+
+    # One finished run so far: the second build makes up the other two.
+    assert second is not None and second.build_runs.count() == MIN_NOISE_RUNS - 1
+    second.build_runs.update(status="finished")
+    BuildRecord.objects.filter(pk=second.pk).update(status=BuildStatus.BENCHMARKED)
+    small_upstream.commit_file("d.txt", "d", "change", "2026-01-06T00:00:00+00:00")
+    third = subscription_check(subscription=sub).build
+    assert third is not None and third.build_runs.count() == 1
 
 
 def test_an_unreachable_repository_is_reported_not_raised(make_rig: Callable[..., Rig], tmp_path: Any) -> None:
@@ -114,7 +141,8 @@ def test_saving_a_subscription_in_the_admin_restores_a_deleted_schedule(
         "/admin/regressions/subscription/add/",
         {
             "rig": rig.pk, "repo_url": small_upstream.url, "branch": "master", "build_flags": "-DGGML_CUDA=ON",
-            "is_active": "on", "alpha": "0.01", "threshold_pct": "3", "baseline_mode": "previous",
+            "is_active": "on", "alpha": "0.01", "threshold_pct": "3", "noise_k": "5", "noise_runs": "10",
+            "baseline_mode": "previous",
             "baseline_builds": "5", "build_jobs": "2", "webhook_url": "", "alert_emails": "",
             "reference_configs-TOTAL_FORMS": "0", "reference_configs-INITIAL_FORMS": "0",
         },

@@ -4,7 +4,8 @@ at the new commit (cmake, cached by commit) → benchmarks Gemma 3 270M with it
 → posts the runs to the live service → build report → verdict → webhook alert
 to a local receiver.
 
-Two nights: the first builds upstream's head (no baseline yet), the second a
+Two nights: the first builds upstream's head (no baseline yet; benchmarked
+three times, the A/A runs the noise floor is measured on), the second a
 commit that really slows llama_decode down. The first session pays for the full
 llama-server build (plus an incremental one for the slow commit); the builds
 are cached by commit under ~/.cache/rigboard-tests/builds/ afterwards."""
@@ -13,37 +14,25 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
-from celery.contrib.testing.worker import start_worker
 from django.apps import apps as django_apps
+from django.db.models import Q
 from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
 from leaderboard.celery import app as service_app
 from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import RigToken, Run
 from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, WebhookReceiver
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 NIGHT_TIMEOUT_S = 50 * 60
-
-
-@pytest.fixture
-def service_worker(celery_broker: redis.Redis) -> Iterator[None]:
-    """A real service worker (in a thread, solo pool) on the default queue."""
-    was_eager = service_app.conf.task_always_eager
-    service_app.conf.task_always_eager = False
-    try:
-        with start_worker(service_app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
-            yield
-    finally:
-        service_app.conf.task_always_eager = was_eager
 
 
 def _beat_until(predicate: Callable[[], bool], timeout_s: float) -> None:
@@ -82,7 +71,7 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
         name="gemma 270m decode",
         spec={
             "server": {"model": str(gemma_gguf), "ctx_size": 2048, "threads": 1, "startup_timeout_s": 180.0},
-            "workload": {"max_tokens": 32, "repetitions": 10, "warmup": 1, "temperature": 0.0, "seed": 42},
+            "workload": {"max_tokens": 8, "repetitions": 6, "warmup": 1, "temperature": 0.0, "seed": 42},
             "model": {"name": "gemma-3-270m", "quantization": "Q4_K_M"},
         },
     )
@@ -97,27 +86,34 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     PeriodicTask.objects.filter(name="nightly regression").update(interval=every_second, crontab=None)
 
     def benchmarked(commit: str) -> Callable[[], bool]:
+        # The build's status is stored before its runs are judged: wait for the verdict too.
         return lambda: BuildRecord.objects.filter(
-            commit=commit, status__in=[BuildStatus.BENCHMARKED, BuildStatus.FAILED, BuildStatus.ERROR]
+            Q(status=BuildStatus.BENCHMARKED, verdicts__isnull=False)
+            | Q(status__in=[BuildStatus.FAILED, BuildStatus.ERROR]),
+            commit=commit,
         ).exists()
 
-    # Night 1: upstream's head, no baseline yet.
+    # Night 1: upstream's head, no baseline yet; benchmarked MIN_NOISE_RUNS
+    # times on the spot, so night 2 is judged with a measured noise floor.
     first = upstream.head()
     _beat_until(benchmarked(first), NIGHT_TIMEOUT_S)
     build_a = BuildRecord.objects.get(commit=first)
-    assert build_a.status == BuildStatus.BENCHMARKED, (build_a.error, build_a.log_tail[-2000:], worker.log[-3000:])
-    assert build_a.verdicts.get().kind == "none"
+    assert build_a.status == BuildStatus.BENCHMARKED, (build_a.error, build_a.log_tail[-2000:], worker.log()[-3000:])
+    first_verdict = build_a.verdicts.get()
+    assert first_verdict.kind == "none" and "noise floor unknown: first builds" in first_verdict.reason
+    assert build_a.build_runs.filter(status="finished").count() == MIN_NOISE_RUNS
 
     # Night 2: a commit that slows every decode step.
     slow = upstream.commit_slowdown()
     _beat_until(benchmarked(slow), NIGHT_TIMEOUT_S)
     build_b = BuildRecord.objects.get(commit=slow)
-    assert build_b.status == BuildStatus.BENCHMARKED, (build_b.error, build_b.log_tail[-2000:], worker.log[-3000:])
+    assert build_b.status == BuildStatus.BENCHMARKED, (build_b.error, build_b.log_tail[-2000:], worker.log()[-3000:])
     assert build_b.previous_commit == first and build_b.compiler
     run = Run.objects.get(uuid=build_b.build_runs.get().run_uuid)
-    assert run.stack.build == slow and run.n_samples == 10
+    assert run.stack.build == slow and run.n_samples == 6
     verdict = build_b.verdicts.get()
     assert verdict.kind == "regression", verdict.reason
+    assert verdict.noise_n_runs == MIN_NOISE_RUNS and verdict.noise_floor_pct is not None
     assert verdict.effect_pct is not None and verdict.effect_pct < -3
     assert (verdict.commit_from, verdict.commit_to) == (first, slow)
 

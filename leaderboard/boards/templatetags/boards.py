@@ -149,6 +149,16 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         spread = "–"
     model_class = format_html('<br><span class="muted">{}</span>', row.model_class) if row.model_class else ""
     weight = format_html(' <span class="muted">{}</span>', row.weight_format) if row.weight_format else ""
+    # Runs a nightly build made link to their build-by-build timeline.
+    timeline = (context.get("timeline_links") or {}).get(row.run_id)
+    nightly = (
+        format_html(
+            ' <a class="nightly-link" href="{}" title="Nightly timeline of this configuration">nightly</a>',
+            timeline.url,
+        )
+        if timeline
+        else ""
+    )
     return format_html(
         '<td class="pick"><input type="checkbox" name="runs" value="{run_id}" aria-label="compare run {run_id}"></td>'
         '<td class="rank"><a href="{run_url}">{rank}</a></td>'
@@ -156,7 +166,8 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         '<td class="name wide"><a href="{run_url}">{model}</a>{model_class}</td>'
         '<td class="num strong">{decode}</td><td class="num">{n}</td><td class="num">{stdev}</td>'
         '<td class="num">{spread}</td><td class="name">{gpus}</td>'
-        '<td class="name">{engine} <span class="muted">{build}</span></td><td>{quant}{weight}</td><td>{spec}</td>'
+        '<td class="name">{engine} <span class="muted">{build}</span>{nightly}</td>'
+        "<td>{quant}{weight}</td><td>{spec}</td>"
         '<td class="num">{accept}</td><td class="num">{ctx}</td><td class="num">{power}</td>'
         '<td class="num">{tpkwh}</td><td class="num">{cost}</td><td>{badge}</td><td class="date">{date}</td>',
         run_id=row.run_id,
@@ -173,6 +184,7 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         gpus=row.gpus,
         engine=row.engine,
         build=row.build,
+        nightly=nightly,
         quant=row.quantization,
         weight=weight,
         spec=row.speculative_type,

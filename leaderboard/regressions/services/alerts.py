@@ -46,7 +46,7 @@ def alert_message(verdict: Verdict) -> str:
         f"Rigboard: {verdict.get_kind_display().lower()} on {sub.rig.name} ({verdict.reference_config.name})",
         f"{verdict.metric}: {verdict.baseline_median or 0:.2f} -> {verdict.new_median or 0:.2f} "
         f"({verdict.effect_pct or 0:+.2f}%, p={verdict.p_value if verdict.p_value is not None else float('nan'):.2g}, "
-        f"n={verdict.n_new} vs {verdict.n_baseline})",
+        f"n={verdict.n_new} vs {verdict.n_baseline}; {verdict.noise.describe()})",
         f"commits {rng} on {sub.branch}" + (f": {verdict.compare_url}" if verdict.compare_url else ""),
         f"timeline: {timeline}",
     ]
@@ -68,6 +68,8 @@ def webhook_body(verdict: Verdict) -> dict[str, object]:
             "metric": verdict.metric,
             "effect_pct": verdict.effect_pct,
             "p_value": verdict.p_value,
+            "threshold_pct": verdict.threshold_pct,
+            "noise_floor_pct": verdict.noise_floor_pct,
             "commit_from": verdict.commit_from,
             "commit_to": verdict.commit_to,
             "compare_url": verdict.compare_url,

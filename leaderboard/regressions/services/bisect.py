@@ -1,7 +1,7 @@
 """Bisection of a confirmed regression: build and benchmark the midpoint of the
-suspect commit range on the same rig, judge it against the regression's own
-baseline with the same rule, halve the range, repeat until one commit is left:
-the first slow commit, put on the verdict (and so on the timeline).
+suspect commit range on the same rig, place it on the slow or the fast side
+of the regression (bisect_step), halve the range, repeat until one commit is
+left: the first slow commit, put on the verdict (and so on the timeline).
 
 The service walks the range in a bare mirror of the repository (first-parent
 line, as the nightly builds follow it); the rig builds each midpoint like a
@@ -17,7 +17,7 @@ from django.conf import settings
 from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.services.detection import build_queue
 from leaderboard.regressions.services.verdicts import decode_samples
-from leaderboard.regressions.verdict import Kind, Rule, judge
+from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
 from runners.build import BuildError, commits_between, mirror
 
@@ -69,24 +69,31 @@ def bisect_start(*, verdict: Verdict) -> Verdict:
 
 
 def bisect_step(*, build: BuildRecord, verdict: Verdict | None = None) -> Verdict | None:
-    """Judge a bisection build's run against the regression's baseline, narrow
-    the range and queue the next midpoint (or name the first slow commit).
-    Return the verdict being bisected; None if ``build`` is no bisection build."""
+    """Place a bisection build's run on the slow or the fast side, narrow the
+    range and queue the next midpoint (or name the first slow commit).
+    Return the verdict being bisected; None if ``build`` is no bisection build.
+
+    The regression is already confirmed; a midpoint only has to be told
+    apart from it: it is slow when its median is nearer (as a ratio) to the
+    regressed build's than to the baseline's. A second significance test
+    would call a slow midpoint fast whenever it fell short of the noise floor
+    by chance, and a fast one slow whenever one run drifted."""
     verdict = verdict or build.bisect_of
     if verdict is None or verdict.bisect_status != BisectStatus.RUNNING:
         return verdict
-    build_run = build.build_runs.filter(reference_config=verdict.reference_config).first()
+    build_run = build.build_runs.filter(reference_config=verdict.reference_config, repeat=0).first()
     run = Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED).first() if build_run else None
-    baseline = list(verdict.baseline_runs.all())
-    if build.status != BuildStatus.BENCHMARKED or run is None or not baseline:
-        # A midpoint that does not build or run cannot be judged: stop, say where.
+    slow = None
+    if run is not None and build.status == BuildStatus.BENCHMARKED:
+        median = run_median(decode_samples(run))
+        slow = nearer_to_bad(median=median, good=verdict.baseline_median, bad=verdict.new_median)
+    if slow is None:
+        # A midpoint that does not build or run cannot be placed: stop, say where.
         verdict.bisect_status = BisectStatus.FAILED
         verdict.reason = f"bisection stopped at {build.commit[:10]}: {build.get_status_display().lower()}"[:300]
         verdict.save(update_fields=["bisect_status", "reason"])
         return verdict
-    rule = Rule(alpha=verdict.alpha, threshold_pct=verdict.threshold_pct)
-    outcome = judge(decode_samples(run), [v for r in baseline for v in decode_samples(r)], rule)
-    if outcome.kind == Kind.REGRESSION:
+    if slow:
         verdict.bisect_bad = build.commit
     else:
         verdict.bisect_good = build.commit

@@ -19,6 +19,7 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from leaderboard.celery import app as celery_app
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.services.runs import ApplicationError
 from runners.build import BuildError, ls_remote
 
@@ -58,7 +59,7 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
             {
                 "build_run_id": br.pk,
                 "run_uuid": str(br.run_uuid),
-                "name": br.reference_config.name,
+                "name": br.reference_config.name + (f" (repeat {br.repeat})" if br.repeat else ""),
                 "config": br.reference_config.spec,
             }
             for br in build.build_runs.select_related("reference_config")
@@ -90,12 +91,30 @@ def _dispatch(build: BuildRecord) -> None:
         )
 
 
+def runs_needed(*, reference_config: ReferenceConfig) -> int:
+    """Return how many times a new nightly build runs ``reference_config``: once,
+    or more while its earlier accepted builds hold fewer than MIN_NOISE_RUNS
+    finished runs. A first build is thus benchmarked MIN_NOISE_RUNS times in
+    the same job, so the second build is judged with a noise floor measured
+    on the spot (A/A runs of one binary) instead of none."""
+    history = BuildRun.objects.filter(
+        reference_config=reference_config,
+        status="finished",
+        build__status=BuildStatus.BENCHMARKED,
+        build__accepted=True,
+        build__bisect_of__isnull=True,
+    ).count()
+    return max(1, MIN_NOISE_RUNS - history)
+
+
 def build_queue(
     *, subscription: Subscription, commit: str, previous_commit: str = "", bisect_of: Any = None
 ) -> BuildRecord:
-    """Store a queued build of ``commit`` with one BuildRun per active reference
-    config, and send it to the rig's queue once committed. Return the build.
-    Raise ApplicationError if the subscription has no active reference config."""
+    """Store a queued build of ``commit`` with its BuildRuns (one per active
+    reference config, more for a config without history: ``runs_needed``; a
+    bisection build runs each once), and send it to the rig's queue once
+    committed. Return the build. Raise ApplicationError if the subscription
+    has no active reference config."""
     configs: Sequence[ReferenceConfig] = list(subscription.reference_configs.filter(is_active=True))
     if not configs:
         raise ApplicationError("the subscription has no active reference configuration", field="reference_configs")
@@ -107,7 +126,13 @@ def build_queue(
             bisect_of=bisect_of,
             celery_task_id=str(uuid.uuid4()),
         )
-        BuildRun.objects.bulk_create([BuildRun(build=build, reference_config=c) for c in configs])
+        BuildRun.objects.bulk_create(
+            [
+                BuildRun(build=build, reference_config=c, repeat=repeat)
+                for c in configs
+                for repeat in range(1 if bisect_of is not None else runs_needed(reference_config=c))
+            ]
+        )
         transaction.on_commit(lambda: _dispatch(build))
     return build
 

@@ -3,7 +3,10 @@
 Only runs that measure the same thing are compared: the same comparison key
 (GPUs + model file + workload) and the same configuration hash. The hash is
 taken without ``command_line``, which carries the ephemeral port and the
-build's binary path and so differs on every run of the same configuration."""
+build's binary path and so differs on every run of the same configuration.
+
+The noise floor comes from the same matching runs of earlier accepted builds
+(every repeat: a first build's A/A runs count), newest first."""
 
 from __future__ import annotations
 
@@ -17,10 +20,19 @@ from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
     BuildStatus,
+    Subscription,
     Verdict,
     VerdictKind,
 )
-from leaderboard.regressions.verdict import Rule, compare_url, judge, median_build
+from leaderboard.regressions.verdict import (
+    Noise,
+    Rule,
+    compare_url,
+    judge,
+    median_build,
+    noise_from_medians,
+    run_median,
+)
 from leaderboard.results.models import Configuration, Run, RunStatus
 from leaderboard.results.services.keys import config_hash
 
@@ -46,7 +58,13 @@ def decode_samples(run: Run) -> list[float | None]:
 @dataclass(frozen=True)
 class _Candidate:
     build: BuildRecord
+    repeat: int
     run: Run
+
+
+# Earlier runs looked at per verdict: enough for any baseline window and noise
+# history, and a verdict's cost does not grow with the subscription's age.
+EARLIER_RUNS_LIMIT = 60
 
 
 def _finished_run(build_run: BuildRun) -> Run | None:
@@ -58,13 +76,13 @@ def _finished_run(build_run: BuildRun) -> Run | None:
     )
 
 
-def baseline_candidates(*, build_run: BuildRun, new_run: Run) -> list[_Candidate]:
-    """Return earlier accepted, benchmarked builds of the same subscription
-    whose run for this reference config matches ``new_run`` (comparison key and
-    config hash), newest first. Bisection builds are never baselines."""
+def earlier_matching_runs(*, build_run: BuildRun, new_run: Run) -> list[_Candidate]:
+    """Return the finished runs (every repeat) of earlier accepted, benchmarked
+    builds of the same subscription for this reference config that match
+    ``new_run`` (comparison key and config hash), newest build first and
+    repeat 0 first within a build. Bisection builds are never history."""
     build = build_run.build
-    want_hash = regression_config_hash(new_run.configuration)
-    earlier = (
+    earlier = list(
         BuildRun.objects.filter(
             reference_config=build_run.reference_config,
             build__subscription=build.subscription,
@@ -75,17 +93,44 @@ def baseline_candidates(*, build_run: BuildRun, new_run: Run) -> list[_Candidate
         )
         .exclude(build=build)
         .select_related("build")
-        .order_by("-build__created_at", "-build__id")
+        .order_by("-build__created_at", "-build__id", "repeat")[:EARLIER_RUNS_LIMIT]
     )
+    runs = {
+        r.uuid: r
+        for r in Run.objects.filter(uuid__in=[e.run_uuid for e in earlier], status=RunStatus.FINISHED)
+        .select_related("configuration")
+        .prefetch_related("samples")
+    }
+    want_hash = regression_config_hash(new_run.configuration)
     out = []
     for earlier_run in earlier:
-        run = _finished_run(earlier_run)
+        run = runs.get(earlier_run.run_uuid)
         if run is None or run.comparison_key != new_run.comparison_key:
             continue
         if regression_config_hash(run.configuration) != want_hash:
             continue
-        out.append(_Candidate(earlier_run.build, run))
+        out.append(_Candidate(earlier_run.build, earlier_run.repeat, run))
     return out
+
+
+def baseline_candidates(candidates: Sequence[_Candidate]) -> list[_Candidate]:
+    """Return one run per earlier build (its lowest repeat), newest build first."""
+    seen: set[int] = set()
+    out = []
+    for candidate in candidates:
+        if candidate.build.pk not in seen:
+            seen.add(candidate.build.pk)
+            out.append(candidate)
+    return out
+
+
+def noise_of(*, candidates: Sequence[_Candidate], subscription: Subscription) -> Noise:
+    """Return the run-to-run noise of the newest ``noise_runs`` earlier runs:
+    repeats of one build (the first build's A/A runs) and runs of successive
+    accepted builds alike. Real small changes between builds widen it, which
+    errs on the side of no alarm."""
+    medians = [run_median(decode_samples(c.run)) for c in candidates[: max(1, subscription.noise_runs)]]
+    return noise_from_medians(medians, subscription.noise_k)
 
 
 def _pick_baseline(build: BuildRecord, candidates: Sequence[_Candidate]) -> _Candidate | None:
@@ -104,19 +149,23 @@ def verdict_for(*, build_run: BuildRun) -> Verdict | None:
     earlier one for the same build, reference config and metric).
 
     Return None if the run has not arrived or did not finish. With no baseline
-    yet (a first build) the verdict is NONE with that reason."""
+    yet (a first build) the verdict is NONE with that reason. The verdict
+    records the noise floor it was judged with (unknown below MIN_NOISE_RUNS
+    earlier runs, and the reason says so)."""
     new_run = _finished_run(build_run)
     if new_run is None:
         return None
     build = build_run.build
     sub = build.subscription
-    baseline = _pick_baseline(build, baseline_candidates(build_run=build_run, new_run=new_run))
-    rule = Rule(alpha=sub.alpha, threshold_pct=sub.threshold_pct)
+    earlier = earlier_matching_runs(build_run=build_run, new_run=new_run)
+    baseline = _pick_baseline(build, baseline_candidates(earlier))
+    noise = noise_of(candidates=earlier, subscription=sub)
+    rule = Rule(alpha=sub.alpha, threshold_pct=sub.threshold_pct, noise_k=sub.noise_k)
     if baseline is None:
-        outcome = judge(decode_samples(new_run), [], rule)
-        reason = "no earlier accepted build with a matching run"
+        outcome = judge(decode_samples(new_run), [], rule, noise)
+        reason = f"no earlier accepted build with a matching run; {noise.describe()}"
     else:
-        outcome = judge(decode_samples(new_run), decode_samples(baseline.run), rule)
+        outcome = judge(decode_samples(new_run), decode_samples(baseline.run), rule, noise)
         reason = outcome.reason
     commit_from = baseline.build.commit if baseline else build.previous_commit
     with transaction.atomic():
@@ -136,6 +185,10 @@ def verdict_for(*, build_run: BuildRun) -> Verdict | None:
                 "n_baseline": outcome.n_baseline,
                 "alpha": rule.alpha,
                 "threshold_pct": rule.threshold_pct,
+                "noise_k": noise.k,
+                "noise_n_runs": noise.n_runs,
+                "noise_spread_pct": noise.spread_pct,
+                "noise_floor_pct": noise.floor_pct,
                 "reason": reason[:300],
                 "commit_from": commit_from,
                 "commit_to": build.commit,
@@ -147,9 +200,11 @@ def verdict_for(*, build_run: BuildRun) -> Verdict | None:
 
 
 def build_evaluate(*, build: BuildRecord) -> list[Verdict]:
-    """Judge every arrived run of ``build``; a build with a regression stops
+    """Judge every arrived run of ``build`` (repeat 0 of each reference config;
+    the other repeats only measure noise); a build with a regression stops
     being accepted (it is no baseline for the next one). Return the verdicts."""
-    verdicts = [v for br in build.build_runs.select_related("reference_config") if (v := verdict_for(build_run=br))]
+    build_runs = build.build_runs.filter(repeat=0).select_related("reference_config")
+    verdicts = [v for br in build_runs if (v := verdict_for(build_run=br))]
     if build.bisect_of_id is None:
         build.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
         build.save(update_fields=["accepted"])
