@@ -11,10 +11,13 @@ While it is measured, a run is also live on the service (``LiveRun``): opened
 as running once the server is up, extended after each repetition and sweep
 point, closed at the end. The spooled document is always the whole run, and
 the service completes an open run from it, so a close that fails loses nothing.
+A run the service closed meanwhile (its job aborted) takes nothing more: the
+runner stops measuring (``EndedByService``) and sends nothing else for it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -29,15 +32,27 @@ import requests
 logger = logging.getLogger(__name__)
 
 _RETRY_STATUSES = {408, 429}
+_ENDED = ("finished", "failed", "aborted")
 # Opening and appending are best effort between repetitions: a slow service
 # must not hold the benchmark up for long.
 LIVE_TIMEOUT_S = 10.0
 
 
+class EndedByService(Exception):
+    """The service ended the run, or its job, while the run was measured (staff
+    aborted the job, or the service gave it up): it keeps nothing more, so the
+    measuring stops. ``status`` is the status the service holds."""
+
+    def __init__(self, what: str, status: str, reason: str = "") -> None:
+        self.what, self.status, self.reason = what, status, reason
+        super().__init__(f"the service ended the {what} as {status}" + (f": {reason}" if reason else ""))
+
+
 @dataclass(frozen=True)
 class Delivery:
     """How one request or run was delivered: 'posted', 'spooled' or 'rejected'
-    ('unreachable' for a request that is not spooled: open, append, finish)."""
+    ('unreachable' for a request that is not spooled: open, append, finish;
+    'closed_on_service' for a run the service had closed, to which nothing was sent)."""
 
     outcome: str
     status_code: int | None = None
@@ -134,9 +149,9 @@ class ServiceClient:
             return []
         return sorted(p.stem for p in self.spool_dir.glob("*.json"))
 
-    def get_run(self, run_uuid: str) -> dict[str, Any]:
+    def get_run(self, run_uuid: str, *, timeout_s: float | None = None) -> dict[str, Any]:
         """Return the stored run's detail; raise requests.HTTPError when it is not there."""
-        resp = self.session.get(f"{self.url}/api/runs/{run_uuid}/", timeout=self.timeout_s)
+        resp = self.session.get(f"{self.url}/api/runs/{run_uuid}/", timeout=timeout_s or self.timeout_s)
         resp.raise_for_status()
         return dict(resp.json())
 
@@ -166,13 +181,18 @@ class LiveRun:
     Opening and appending are best effort: a failure is logged, what was not
     delivered is sent again with the next ``add``, an open that found the
     service down is tried again then, and the benchmark never stops for it.
-    ``close`` always delivers the whole run (posted, else spooled or rejected)."""
+    When the service answers that it has closed the run (a 409 to an append,
+    or an open that finds it ended), ``ended`` says so and the caller stops
+    measuring: the service keeps the samples it had and takes no more.
+    ``close`` delivers the whole run (posted, else spooled or rejected), except
+    to a run the service closed."""
 
     def __init__(self, client: ServiceClient | None, run_uuid: str) -> None:
         self.client = client
         self.run_uuid = run_uuid
         self.opened = False  # the service holds the run as running
         self.stopped = ""  # why live updates stopped (the service refused or closed the run)
+        self.ended: EndedByService | None = None  # the service closed the run: measure no more
         self.appends_failed = 0
         self._document: dict[str, Any] = {}
         self._samples: list[dict[str, Any]] = []
@@ -203,14 +223,19 @@ class LiveRun:
         """Deliver the whole run ``payload`` and return how.
 
         An open run is finished with ``POST /api/runs/{uuid}/finish/``; a run
-        never opened, or one the service refused to finish (404, 409, 400), is
+        never opened, or one the service refused to finish (404, 400), is
         POSTed whole (the service completes or creates it, or says why not).
+        A run the service has closed (a 409 to an append or to the finish: its
+        job was aborted) is sent nothing: 'closed_on_service', and ``ended``
+        says how the service ended it.
         If the service cannot be reached, the whole run is spooled. With
         ``deliver_by`` (a time.monotonic() deadline) every request is cut to the
         time left, and with none left the run goes straight to the spool."""
         client = self.client
         if client is None:
             return Delivery("not_posted")
+        if self.ended is not None:
+            return self._closed_on_service()
         no_time = Delivery("unreachable", detail="no time left before the job's time limit")
         timeout = _time_left(client, deliver_by)
         if timeout is None:
@@ -220,6 +245,11 @@ class LiveRun:
             finished = client.send(f"/api/runs/{self.run_uuid}/finish/", body, timeout_s=timeout)
             if finished.outcome != "rejected":
                 return client.keep(payload, finished)
+            if finished.status_code == 409:
+                # Closed on the service meanwhile: a whole POST would only get its account back.
+                self.stopped = f"the service refused to finish the run: {finished.detail}"
+                self.ended = self._ended(client, _time_left(client, deliver_by))
+                return self._closed_on_service()
             logger.warning("run %s: finish refused (%s); posting the whole run", self.run_uuid, finished.detail)
             timeout = _time_left(client, deliver_by)
             if timeout is None:
@@ -242,9 +272,12 @@ class LiveRun:
             self.stopped = f"the service refused to open the run: {opened.detail}"
             logger.warning("run %s: %s", self.run_uuid, self.stopped)
             return
-        status = (opened.response or {}).get("status")
+        stored = opened.response or {}
+        status = stored.get("status")
         if status != "running":
             self.stopped = f"the service already holds this run as {status}"
+            if status in _ENDED:
+                self.ended = EndedByService("run", str(status), str(stored.get("failure_reason") or ""))
             logger.warning("run %s: %s", self.run_uuid, self.stopped)
             return
         self.opened = True
@@ -267,7 +300,26 @@ class LiveRun:
         if appended.outcome == "rejected":
             # 409: the run was closed on the service (its job aborted); 404/400: it will not take these.
             self.stopped = f"the service refused the samples: {appended.detail}"
+            if appended.status_code == 409:
+                self.ended = self._ended(client, timeout)
         logger.warning("run %s: samples not appended (%s)", self.run_uuid, appended.detail)
+
+    def _closed_on_service(self) -> Delivery:
+        # The service would only answer with the run it already holds.
+        return Delivery("closed_on_service", 409, f"{self.ended}; it keeps the samples it had, nothing more was sent")
+
+    def _ended(self, client: ServiceClient, timeout_s: float | None) -> EndedByService:
+        """Return why the service closed the run, as it tells (status and reason);
+        'aborted' when it cannot be asked, or not within ``timeout_s`` (None: no
+        time left), since the service closes a job's run when it aborts the job."""
+        stored: dict[str, Any] = {}
+        if timeout_s is not None:
+            with contextlib.suppress(requests.RequestException, ValueError):
+                stored = client.get_run(self.run_uuid, timeout_s=min(timeout_s, LIVE_TIMEOUT_S))
+        status = str(stored.get("status") or "")
+        if status not in _ENDED:
+            return EndedByService("run", "aborted", self.stopped)
+        return EndedByService("run", status, str(stored.get("failure_reason") or ""))
 
 
 def _time_left(client: ServiceClient, deliver_by: float | None) -> float | None:

@@ -3,7 +3,9 @@ aborted to ``POST /api/jobs/{id}/status/`` with the rig's token.
 
 A report is retried on connection errors and 5xx (the service restarting must
 not strand a job as running); a 409 is the service saying the job cannot make
-that move, e.g. another attempt already started it."""
+that move, e.g. another attempt already started it. A progress report that
+gets a 409 because the job has ended (staff aborted it) records the job as the
+service has it in ``ended``, so the caller can stop the benchmark."""
 
 from __future__ import annotations
 
@@ -15,6 +17,9 @@ from typing import Any
 import requests
 
 logger = logging.getLogger(__name__)
+
+# Statuses a job never leaves for running: a progress report on one is refused.
+ENDED_STATUSES = frozenset({"finished", "failed", "aborted", "expired"})
 
 
 class JobConflict(Exception):
@@ -40,6 +45,9 @@ class JobReporter:
     backoff_s: float = 1.0
     timeout_s: float = 15.0
     progress_every_s: float = 5.0
+    # The job as the service had it when it refused a progress report because
+    # the job had ended ({} while it runs): the service's word on the job.
+    ended: dict[str, Any] = field(default_factory=dict)
     _last_progress: float = field(default=0.0, repr=False)
     _last_stage: str = field(default="", repr=False)
     _session: requests.Session = field(default_factory=requests.Session, repr=False)
@@ -63,6 +71,9 @@ class JobReporter:
         response.raise_for_status()
         return response.json()
 
+    def close(self) -> None:
+        self._session.close()
+
     def fetch(self) -> dict[str, Any]:
         """Return the job as the service has it, or {} if it cannot be read."""
         try:
@@ -74,7 +85,10 @@ class JobReporter:
     def progress(self, message: str) -> None:
         """Report progress on a running job: every new stage (the first word of
         ``message``), and within a stage at most every ``progress_every_s``. A
-        failure to report progress never stops the benchmark."""
+        failure to report progress never raises; a 409 because the job has
+        ended (finished, failed, aborted, expired on the service) sets ``ended``."""
+        if self.ended:
+            return  # the service has said the job is over
         now = time.monotonic()
         stage = message.split(" ", 1)[0]
         if stage == self._last_stage and now - self._last_progress < self.progress_every_s:
@@ -83,8 +97,14 @@ class JobReporter:
         try:
             # One try: a lost progress line is not worth stalling the benchmark.
             self.report("running", progress=message[:500], retries=1)
-        except (JobConflict, ServiceUnreachable, requests.RequestException) as exc:
-            logger.warning("job %s: progress not reported: %s", self.job_id, exc)
+        except JobConflict as exc:
+            if exc.job.get("status") in ENDED_STATUSES:
+                self.ended = exc.job
+            # str(): a log handler holding the exception would hold its traceback,
+            # and through it the HTTP connection to the service, open.
+            logger.warning("job %s: progress not reported: %s", self.job_id, str(exc))
+        except (ServiceUnreachable, requests.RequestException) as exc:
+            logger.warning("job %s: progress not reported: %s", self.job_id, str(exc))
 
     def _send(
         self, method: str, url: str, body: dict[str, Any] | None, *, retries: int | None = None

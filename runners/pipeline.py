@@ -7,7 +7,10 @@ server, close the run with everything (or spool the whole run). Errors in the
 config or the server launch raise before anything is counted; anything that
 goes wrong once the server is up gives a run closed as failed (or aborted on
 Ctrl-C), never a lost one, and a runner killed outright leaves an open run with
-the repetitions appended so far for the service to close.
+the repetitions appended so far for the service to close. When the service
+ends the run or its job meanwhile (staff abort it), the measuring stops after
+the repetition in hand, the server is stopped, and only what the service still
+lacks is sent.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import requests
 from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import report
-from runners.client import Delivery, LiveRun, ServiceClient
+from runners.client import Delivery, EndedByService, LiveRun, ServiceClient
 from runners.config import ConfigError, RigConfig
 from runners.fingerprint import capture
 from runners.payload import build_payload
@@ -77,19 +80,25 @@ def run_job(
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
     Return {"run_uuid", "status" (finished|failed|aborted), "failure_reason",
-    "delivered" ("posted"|"spooled"|"rejected"|"not_posted"), "http_status",
-    "delivery_detail", "spool_path", "opened" (the run was live on the service
-    while measured), "live_detail", "n_samples", "decode_tokens_per_s_mean",
+    "delivered" ("posted"|"spooled"|"rejected"|"not_posted"|"closed_on_service"),
+    "http_status", "delivery_detail", "spool_path", "opened" (the run was live on
+    the service while measured), "live_detail", "ended_by_service" (why the
+    service stopped the run, '' when it did not), "n_samples", "decode_tokens_per_s_mean",
     "acceptance_pct", "table", "sweep_table", "flushed"}. ``progress(stage,
     done, total)`` is called as stages advance (stage: flush, server, warmup,
-    repetitions, sweep, post). ``guard()`` wraps the measuring: an exception it
+    repetitions, sweep, post); it may raise EndedByService (the caller heard
+    from the service that the job ended), as an append that the service refuses
+    because it closed the run does: the measuring then stops after the
+    repetition or sweep point in hand and the run ends aborted (status
+    "aborted", "ended_by_service" saying why), sent only where the service still
+    holds it open or never had it. ``guard()`` wraps the measuring: an exception it
     raises once the server is up (a time limit) ends the run as failed with what
     was measured; the server's stop and the delivery run after it. With
     ``deliver_by`` (time.monotonic()), the delivery's requests end by then and
     the run is spooled if the time is up. Raise ConfigError for a bad spec and
     runners.server.ServerError when the server cannot be started or reached —
     in both cases nothing was measured or posted; an exception from ``guard``
-    before the server is up is raised as well."""
+    or EndedByService before the server is up is raised as well."""
     config = RigConfig.from_mapping(spec)
     workload = _workload(config)
     run_uuid = config.run_uuid or str(uuid.uuid4())
@@ -102,16 +111,24 @@ def run_job(
         if config.output_path:
             Path(config.output_path).expanduser().write_text(json.dumps(payload, indent=1))
         try:
-            delivery = live.close(payload, deliver_by=deliver_by)
+            if measurement.ended is not None and not live.opened and not payload["samples"]:
+                delivery = Delivery("not_posted", detail=f"{measurement.ended}; nothing had been measured")
+            else:
+                # An open run the service closed is not sent again (close() knows); one it
+                # still holds open (the job ended before the run was opened) is finished
+                # as aborted, and one it never had is posted with what was measured.
+                delivery = live.close(payload, deliver_by=deliver_by)
         except SoftTimeLimitExceeded as exc:
-            # A pool's own soft limit can land here too; the run must still not be lost.
+            # A worker started with its own --soft-time-limit can interrupt here too;
+            # the run must still not be lost.
             delivery = Delivery("unreachable", detail=f"delivery interrupted: {limit_text(exc)}")
             delivery = client.keep(payload, delivery) if client is not None else Delivery("not_posted")
-        notify("post", 1, 1)
+        if measurement.ended is None and live.ended is None:
+            notify("post", 1, 1)  # not for a run the service ended: nothing more to tell it
     finally:
         if client is not None:
             client.close()
-    return _result(payload, delivery, measurement.flushed, live)
+    return _result(payload, delivery, measurement, live)
 
 
 @dataclass
@@ -129,6 +146,7 @@ class _Measurement:
     flushed: dict[str, list[str]] | None = None
     server: ServerHandle | None = None
     started: dt.datetime | None = None  # once the server is up
+    ended: EndedByService | None = None  # the service ended the run or its job mid-run
 
     def run(self, client: ServiceClient | None, guard: Guard) -> dict[str, Any]:
         """Measure and return the whole run document, status finished, failed or aborted."""
@@ -146,6 +164,11 @@ class _Measurement:
                 if self.server is None:
                     raise
                 self.suite.status, self.suite.failure_reason, interrupted = "aborted", "interrupted by the user", True
+            except EndedByService as exc:
+                if self.server is None:
+                    raise  # the job ended before the server was up: nothing to measure or send
+                self.ended = exc
+                self.suite.status, self.suite.failure_reason = "aborted", f"stopped: {exc} ({self._done()})"
             except Exception as exc:
                 if self.server is None:
                     raise  # nothing was measured: a bad config, a server that never came up
@@ -174,13 +197,15 @@ class _Measurement:
             cache_dir=self.config.cache_dir,
         )
         self.live.open(self._payload(server, started, None, server.log_tail(), monitor.reason))
+        if self.live.ended is not None:
+            raise self.live.ended  # the service holds this run as ended already: it would keep nothing
         run_suite(
             server,
             self.workload,
             monitor=monitor,
             session=session,
             progress=self.notify,
-            on_sample=lambda sample: self.live.add(samples=[sample.payload()]),
+            on_sample=lambda sample: self._add(samples=[sample.payload()]),
             result=self.suite,
         )
         if self.suite.status == "finished" and self.config.sweep.enabled:
@@ -191,14 +216,24 @@ class _Measurement:
                 monitor=monitor,
                 session=session,
                 progress=self.notify,
-                on_point=lambda point: self.live.add(sweep_points=[point.payload()]),
+                on_point=lambda point: self._add(sweep_points=[point.payload()]),
                 points=self.points,
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
 
+    def _add(self, **measured: list[dict[str, Any]]) -> None:
+        # Called once a repetition or sweep point is in hand (kept in the suite
+        # or the points already): raising here stops the measuring after it.
+        self.live.add(**measured)
+        if self.live.ended is not None:
+            raise self.live.ended
+
+    def _done(self) -> str:
+        return f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+
     def _reason(self, exc: Exception) -> str:
-        done = f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+        done = self._done()
         if isinstance(exc, SoftTimeLimitExceeded):
             return f"stopped by the job's time limit: {limit_text(exc)} ({done})"
         # A harness fault mid-run still delivers what was measured, with the reason.
@@ -236,9 +271,7 @@ def limit_text(exc: SoftTimeLimitExceeded) -> str:
     return " ".join(map(str, exc.args)) or "soft time limit exceeded"
 
 
-def _result(
-    payload: dict[str, Any], delivery: Delivery, flushed: dict[str, list[str]] | None, live: LiveRun
-) -> dict[str, Any]:
+def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measurement, live: LiveRun) -> dict[str, Any]:
     samples = payload["samples"]
     tps = [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
     summary = summarize([v for v in tps if v is not None])
@@ -254,13 +287,14 @@ def _result(
         "spool_path": delivery.path,
         "opened": live.opened,
         "live_detail": live.stopped,
+        "ended_by_service": str(measurement.ended or live.ended or ""),
         "n_samples": len(samples),
         "decode_tokens_per_s_mean": summary.mean if summary else None,
         "acceptance_pct": acceptance_pct([s["draft_n"] for s in samples], [s["draft_n_accepted"] for s in samples]),
         "table": report.samples_table(rows),
         "summary_line": report.summary_line(rows),
         "sweep_table": report.sweep_table(points) if points else "",
-        "flushed": flushed,
+        "flushed": measurement.flushed,
     }
 
 

@@ -28,7 +28,7 @@ OnSample = Callable[[Sample], None]
 class SuiteResult:
     samples: list[Sample] = field(default_factory=list)
     warmups: list[Sample] = field(default_factory=list)
-    status: str = "finished"  # finished | failed
+    status: str = "finished"  # finished | failed (| aborted, set by the pipeline)
     failure_reason: str = ""
 
 
@@ -107,8 +107,11 @@ def run_suite(
     """Return the warmups and the measured samples; status 'failed' at the first failed repetition.
 
     ``on_sample`` is called with each measured (not warmup) sample as soon as it
-    is taken. Samples are added to ``result`` (a new one if None) as they come,
-    so a caller interrupted mid-suite (a time limit, Ctrl-C) still has them."""
+    is taken, and ``progress`` after each repetition; an exception either raises
+    (the service ended the run) stops the suite after that repetition and
+    propagates. Samples are added to ``result`` (a new one if None) as they come,
+    before ``on_sample``, so a caller interrupted mid-suite (a time limit,
+    Ctrl-C, the service) still has them."""
     own_session = session is None
     http = session or requests.Session()
     result = result if result is not None else SuiteResult()

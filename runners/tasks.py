@@ -16,9 +16,15 @@ What keeps a job from being silently lost:
   and appends each repetition, so a worker killed outright leaves an open run
   with what it measured, which the service closes as aborted with the job;
 - a soft time limit raises SoftTimeLimitExceeded inside the measuring (a
-  SIGALRM here, so the solo pool, which ignores Celery's limits, has one too):
-  the runner stops the server and delivers the run as failed with the samples
-  so far, outside the limit and before the hard limit, then the job is failed;
+  SIGALRM here, so the solo pool, which ignores Celery's limits, has one too;
+  the service sends no Celery soft limit, which a prefork pool would raise
+  anywhere, delivery included): the runner stops the server and delivers the
+  run as failed with the samples so far, outside the limit and before the hard
+  limit, then the job is failed;
+- a job staff abort mid-run stops on the rig too: the next append is refused
+  (the service closed the run) or the next progress report is (the job ended),
+  the measuring stops after the repetition in hand, the server is stopped, and
+  the job is not reported again: the service's "aborted" stands;
 - a run that could only be spooled keeps its job open (when closing the job
   would close the open run without the spooled samples): the service settles
   the job from the run when the spool reaches it;
@@ -43,8 +49,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import pipeline
 from runners.celery_app import RigEnv, app
+from runners.client import EndedByService
 from runners.config import RigConfig
-from runners.jobreport import JobConflict, JobReporter, ServiceUnreachable
+from runners.jobreport import ENDED_STATUSES, JobConflict, JobReporter, ServiceUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +142,13 @@ def run_benchmark(self: Task, spec: dict[str, Any]) -> dict[str, Any]:
         worker=str(self.request.hostname or ""),
     )
     try:
+        return _start(reporter, job, config)
+    finally:
+        reporter.close()
+
+
+def _start(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    try:
         reporter.report("running", progress="started")
     except JobConflict as exc:
         return _not_twice(reporter, job, exc)
@@ -174,6 +188,10 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
 
     def progress(stage: str, done: int, total: int) -> None:
         reporter.progress(_progress_text(stage, done, total))
+        if reporter.ended:
+            # Staff aborted the job (or the service gave it up): measure no more.
+            ended = reporter.ended
+            raise EndedByService("job", str(ended.get("status")), str(ended.get("error") or ""))
 
     hard = job.get("time_limit_s")
     try:
@@ -186,9 +204,15 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
     except SoftTimeLimitExceeded as exc:
         # Raised before the server was up (a long flush or model load): nothing was measured.
         return _final(reporter, job, "failed", f"{pipeline.limit_text(exc)} before the run was measured")
+    except EndedByService as exc:
+        # The job ended on the service before the server was up: its word stands.
+        logger.info("job %s: %s; not run", job["id"], exc)
+        return {"job_id": job["id"], "status": exc.status, "error": str(exc)}
     except Exception as exc:  # the job failed; the service must hear why, whatever it was
         logger.exception("job %s failed", job["id"])
         return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
+    if result.get("ended_by_service"):
+        return _ended_on_service(reporter, job, result)
     run_status = str(result.get("status") or "")
     status = run_status if run_status in ("finished", "failed", "aborted") else "failed"
     error = "" if status == "finished" else str(result.get("failure_reason") or run_status or "no status")
@@ -207,6 +231,27 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
         status = "failed"
         error = f"the service rejected the run: {result.get('delivery_detail')}" + (f"; {error}" if error else "")
     return _final(reporter, job, status, error, progress=note[:500], result=result)
+
+
+def _ended_on_service(reporter: JobReporter, job: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the summary of a job the service ended while its run was measured.
+
+    Report nothing when the service holds the job ended: its status and reason
+    (staff's "aborted", say) are the truth, and a report could only be refused
+    or overwrite that reason. Only a job the service still holds open (its run
+    was closed some other way) is reported aborted, with the runner's reason."""
+    known = reporter.ended or reporter.fetch()
+    status = str(known.get("status") or "")
+    if status not in ENDED_STATUSES:
+        reason = str(result.get("failure_reason") or result.get("ended_by_service"))
+        return _final(reporter, job, "aborted", reason, result=result)
+    logger.info("job %s is %s on the service: %s", job["id"], status, result.get("failure_reason"))
+    return {"job_id": job["id"], "status": status, "error": str(known.get("error") or ""), **_summary(result)}
+
+
+def _summary(result: Mapping[str, Any] | None) -> dict[str, Any]:
+    keys = ("run_uuid", "delivered", "n_samples", "decode_tokens_per_s_mean")
+    return {k: result.get(k) for k in keys} if result else {}
 
 
 def _redelivered(config: Mapping[str, Any], run_uuid: str) -> bool:
@@ -236,6 +281,4 @@ def _final(
         # The run itself (spooled if need be) still reaches the service, and the
         # service settles the job from it.
         logger.warning("job %s: could not report %s: %s", job["id"], status, exc)
-    keys = ("run_uuid", "delivered", "n_samples", "decode_tokens_per_s_mean")
-    summary = {k: result.get(k) for k in keys} if result else {}
-    return {"job_id": job["id"], "status": status, "error": error, **summary}
+    return {"job_id": job["id"], "status": status, "error": error, **_summary(result)}

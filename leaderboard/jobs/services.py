@@ -46,7 +46,7 @@ def job_time_limits(*, time_limit_s: int | None) -> tuple[int, int]:
     """Return (soft, hard) limits in seconds for a job: the hard limit asked for
     (or the default), capped by RIGBOARD_JOB_MAX_TIME_LIMIT_S; the soft limit
     leaves the task a tenth of it (30 s to 5 min) to stop the server and post
-    what it measured."""
+    what it measured. The rig enforces the soft limit; Celery gets only the hard one."""
     hard = time_limit_s or settings.RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S
     if hard <= 0:
         raise ApplicationError("must be a positive number of seconds", field="time_limit_s")
@@ -91,8 +91,18 @@ def _dispatch(job: BenchmarkJob) -> None:
                 args=[job_dispatch_spec(job=job)],
                 queue=job.rig.queue_name,
                 task_id=job.celery_task_id,
-                soft_time_limit=job.soft_time_limit_s,
+                # Only the hard limit goes to Celery. The rig's task enforces the
+                # soft limit (job.soft_time_limit_s, in the spec) itself, around the
+                # measuring only, and then stops llama-server and delivers the run.
+                # Celery's own soft limit would, in a prefork pool, raise wherever the
+                # task is when it fires: in that stop, in the POST of the run or the
+                # spool write, or in the job's final report, and lose them. The hard
+                # limit, above the soft one by a tenth (30 s to 5 min), still kills a
+                # hung worker; the rig delivers its run 5 s before it. None, not
+                # omitted: Celery would otherwise take the default of a task of that
+                # name registered in this process (CELERY_TASK_SOFT_TIME_LIMIT_S).
                 time_limit=job.time_limit_s,
+                soft_time_limit=None,
                 # A worker that receives the message after this drops it unrun.
                 expires=job.expires_at,
                 retry=True,

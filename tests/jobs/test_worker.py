@@ -1,18 +1,28 @@
 """A real rig worker (``celery -A runners.celery_app worker``, solo pool) on the
 real Redis broker takes jobs from its own queue and reports them to a live
-Rigboard server; a worker killed mid-job leaves the job aborted, not running."""
+Rigboard server; a worker killed mid-job leaves the job aborted, not running;
+a job staff abort mid-run stops on the rig too."""
 
 from __future__ import annotations
 
+import ast
+import contextlib
+import os
+import re
+import signal
 import time
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+import requests
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run, Sample
-from tests.fixtures.celery_worker import queued_messages
+from runners.server import free_port
+from tests.fixtures.celery_worker import RigWorker, queued_messages
 from tests.jobs.conftest import attach_spec
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
@@ -151,3 +161,92 @@ def test_a_job_over_its_soft_time_limit_ends_failed_and_its_run_is_posted_failed
     assert run.status == "failed" and "soft time limit (10 s) exceeded" in run.failure_reason
     assert run.n_samples == run.samples.count() < 200
     assert (job.finished_at - job.started_at).total_seconds() < 60
+
+
+def _task_return(worker: RigWorker, timeout_s: float) -> tuple[float, dict]:
+    """Wait until the worker logs the task's return value; return (time.monotonic() then, the value)."""
+    done = re.compile(r"Task rigboard\.run_benchmark\[[^\]]+\] succeeded in [\d.]+s: (\{.*\})")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = done.search(worker.log())
+        if found:
+            return time.monotonic(), ast.literal_eval(found.group(1))
+        time.sleep(0.1)
+    raise AssertionError(f"the task did not return within {timeout_s} s:\n{worker.log()[-4000:]}")
+
+
+def _llama_servers_on(port: int) -> list[int]:
+    """Return the pids of processes whose command line has ``--port <port>`` (a llama-server)."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue  # gone meanwhile
+        if any(a == b"--port" and b == str(port).encode() for a, b in zip(argv, argv[1:], strict=False)):
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
+@pytest.fixture
+def llama_port() -> Iterator[int]:
+    """Yield a free port for a llama-server the rig launches; one still there at
+    teardown (a failed test: a worker stopped mid-job leaves its server's own
+    session behind) is killed, so it cannot slow the tests after it."""
+    port = free_port("127.0.0.1")
+    yield port
+    for pid in _llama_servers_on(port):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.llama
+def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
+    staff_client, rig_with_token, rig_worker, live_server, gemma_server_section, llama_port, tmp_path
+):
+    _, raw = rig_with_token("bench-a")
+    worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
+    port = llama_port
+    repetitions = 40
+    spec = {
+        "server": gemma_server_section(port=port),
+        "workload": {"max_tokens": 16, "repetitions": repetitions, "warmup": 0},
+        "cache_dir": str(tmp_path / "cache"),
+    }
+    job_id = _queue(staff_client, "bench-a", spec, time_limit_s=900)
+    run_uuid = BenchmarkJob.objects.get(pk=job_id).run_uuid
+    deadline = time.monotonic() + 120
+    while not Sample.objects.filter(run__uuid=run_uuid).exists():
+        assert time.monotonic() < deadline, worker.log()[-4000:]
+        time.sleep(0.1)
+    assert _llama_servers_on(port)  # the worker launched its llama-server
+
+    aborted_at = time.monotonic()
+    response = staff_client.post(
+        f"/api/jobs/{job_id}/status/", {"status": "aborted", "error": "aborted by ops: wrong model"}, format="json"
+    )
+    assert response.status_code == 200 and response.json()["status"] == "aborted"
+    # From here the service takes no more samples: these are the ones the run keeps.
+    held = sorted(Sample.objects.filter(run__uuid=run_uuid).values_list("index", flat=True))
+    assert held == list(range(1, len(held) + 1)) and len(held) <= 3
+
+    returned_at, result = _task_return(worker, timeout_s=60)
+    # Stopped after the repetition in hand (whose append was refused), not after the 40th.
+    assert result["status"] == "aborted" and result["error"] == "aborted by ops: wrong model", result
+    assert len(held) <= result["n_samples"] <= len(held) + 1 <= repetitions - 6
+    assert result["delivered"] == "closed_on_service"
+    # The 38 or so repetitions left would take a minute or more on two cores; the stop takes a few seconds.
+    assert returned_at - aborted_at < 30, worker.log()[-3000:]
+    # Its llama-server was stopped before the task returned.
+    assert _llama_servers_on(port) == []
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
+
+    # The service's word stands: no report overwrote the job, the run kept what it had.
+    time.sleep(0.5)
+    job = BenchmarkJob.objects.get(pk=job_id)
+    assert job.status == "aborted" and job.error == "aborted by ops: wrong model" and job.finished_at
+    run = Run.objects.get(uuid=run_uuid)
+    assert run.status == "aborted" and run.failure_reason == job.error and run.finished_at
+    assert sorted(run.samples.values_list("index", flat=True)) == held and run.n_samples == len(held)
+    assert Run.objects.count() == 1 and not list((tmp_path / "spool-bench-a").glob("**/*.json"))

@@ -22,14 +22,26 @@ from runners.server import free_port
 
 
 class ScriptedService:
-    """Answers POST /api/runs/ with the next scripted (status, body); records each request."""
+    """Answers POST /api/runs/ with the next scripted (status, body) and GET
+    /api/runs/{uuid}/ from ``runs`` (404 for others); records each request."""
 
     def __init__(self) -> None:
         self.answers: list[tuple[int, dict[str, Any]]] = []
         self.requests: list[dict[str, Any]] = []
+        self.runs: dict[str, dict[str, Any]] = {}
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                service.requests.append({"method": "GET", "path": self.path})
+                run = service.runs.get(self.path.strip("/").rsplit("/", 1)[-1])
+                data = json.dumps(run or {"errors": {"detail": ["Not found."]}}).encode()
+                self.send_response(200 if run else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 service.requests.append({"path": self.path, "auth": self.headers["Authorization"], "body": body})
@@ -222,23 +234,68 @@ def test_an_open_that_found_the_service_down_is_tried_again_with_the_samples_so_
     assert service.requests[2]["body"]["samples"] == [sample(2)]
 
 
-def test_a_run_the_service_closed_is_not_appended_to_and_is_posted_whole(
+def test_a_run_the_service_closed_says_why_and_is_sent_nothing_more(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    # Its job was aborted meanwhile: the service closed the run and answers 409 to appends.
+    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is aborted, not running"]}})]
+    service.runs[run_uuid] = {"uuid": run_uuid, "status": "aborted", "failure_reason": "aborted by ops"}
+    live.open({"uuid": run_uuid})
+    live.add(samples=[sample(1)])
+    assert live.ended is not None and (live.ended.status, live.ended.reason) == ("aborted", "aborted by ops")
+    assert str(live.ended) == "the service ended the run as aborted: aborted by ops"
+    live.add(samples=[sample(2)])
+    delivery = live.close(whole_run(run_uuid, 2))
+    assert (delivery.outcome, delivery.status_code) == ("closed_on_service", 409)
+    assert "ended the run as aborted: aborted by ops; it keeps the samples it had" in delivery.detail
+    assert [r["path"] for r in service.requests] == [
+        "/api/runs/",
+        f"/api/runs/{run_uuid}/samples/",
+        f"/api/runs/{run_uuid}/",  # the GET that asked why
+    ]
+    assert client.spooled() == [] and live.opened
+
+
+def test_a_closed_run_the_service_will_not_describe_is_taken_as_aborted(
     service: ScriptedService, tmp_path: Path
 ) -> None:
     client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
     run_uuid = str(uuid.uuid4())
     live = LiveRun(client, run_uuid)
-    # Its job was aborted meanwhile: the service closed the run and answers 409 to appends.
-    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is aborted"]}})]
+    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is failed, not running"]}})]
     live.open({"uuid": run_uuid})
-    live.add(samples=[sample(1)])
-    live.add(samples=[sample(2)])
-    service.answers = [(200, {"status": "aborted"})]
+    live.add(samples=[sample(1)])  # the GET answers 404
+    assert live.ended is not None and live.ended.status == "aborted"
+    assert "HTTP 409" in live.ended.reason and live.close(whole_run(run_uuid, 1)).outcome == "closed_on_service"
+
+
+def test_a_finish_refused_because_the_service_closed_the_run_sends_nothing_more(
+    service: ScriptedService, tmp_path: Path
+) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is aborted, not running"]}})]
+    service.runs[run_uuid] = {"uuid": run_uuid, "status": "aborted", "failure_reason": "aborted by ops"}
+    live.open({"uuid": run_uuid})
     delivery = live.close(whole_run(run_uuid, 2))
-    assert delivery.outcome == "posted"
-    assert delivery.detail == "the service had already ended this run as aborted; it kept the samples it had"
-    assert [r["path"] for r in service.requests] == ["/api/runs/", f"/api/runs/{run_uuid}/samples/", "/api/runs/"]
-    assert service.requests[-1]["body"] == whole_run(run_uuid, 2)
+    assert delivery.outcome == "closed_on_service" and "ended the run as aborted: aborted by ops" in delivery.detail
+    paths = [r["path"] for r in service.requests]
+    assert paths == ["/api/runs/", f"/api/runs/{run_uuid}/finish/", f"/api/runs/{run_uuid}/"]  # no whole POST
+    assert client.spooled() == [] and not client.rejected_dir.exists()
+
+
+def test_an_open_that_finds_the_run_ended_stops_it(service: ScriptedService, tmp_path: Path) -> None:
+    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
+    run_uuid = str(uuid.uuid4())
+    live = LiveRun(client, run_uuid)
+    service.answers = [(200, {"status": "aborted", "failure_reason": "aborted by ops"})]
+    live.open({"uuid": run_uuid})
+    assert not live.opened and live.ended is not None
+    assert str(live.ended) == "the service ended the run as aborted: aborted by ops"
+    live.add(samples=[sample(1)])
+    assert live.close(whole_run(run_uuid, 1)).outcome == "closed_on_service" and len(service.requests) == 1
 
 
 def test_with_no_time_left_before_the_limit_the_run_goes_straight_to_the_spool(

@@ -215,3 +215,60 @@ def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_complet
     again = client.post_run(json.loads((tmp_path / "run.json").read_text()))
     assert (again.outcome, again.status_code) == ("posted", 200)
     assert stored(live_server, run_uuid) == final and Run.objects.count() == 1
+
+
+def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_and_is_sent_nothing_more(
+    live_server: Any, switchable: SwitchableService, cpu_rig: tuple[Rig, str], gemma_server: LlamaServer, tmp_path: Path
+) -> None:
+    from leaderboard.results.services.runs import run_append
+
+    spec = attach_spec(switchable.url, cpu_rig[1], gemma_server, tmp_path, repetitions=12)
+    run_uuid = spec["run_uuid"]
+
+    def close_on_the_service() -> None:
+        # What a staff abort of the run's job does to the run (jobs.services._run_close).
+        run_append(run=Run.objects.get(uuid=run_uuid), status="aborted", failure_reason="aborted by ops")
+
+    result = run_job(spec, progress=on("repetitions", 1, close_on_the_service))
+
+    # Repetition 2 was in hand when its append was refused: the suite stopped there, not at 12.
+    assert result["status"] == "aborted" and result["n_samples"] == 2
+    assert result["ended_by_service"] == "the service ended the run as aborted: aborted by ops"
+    assert result["failure_reason"] == (
+        "stopped: the service ended the run as aborted: aborted by ops (2 of 12 repetitions measured)"
+    )
+    assert (result["delivered"], result["http_status"]) == ("closed_on_service", 409)
+    final = stored(live_server, run_uuid)
+    assert final["status"] == "aborted" and final["failure_reason"] == "aborted by ops" and indexes(final) == [1]
+    runs = f"/api/runs/{run_uuid}/"
+    # Nothing after the refused append but the one GET that asked why: no finish, no whole run, no spool.
+    assert [(m, p, s) for m, p, s in switchable.log] == [
+        ("POST", "/api/runs/", 201),
+        ("POST", runs + "samples/", 200),
+        ("POST", runs + "samples/", 409),
+        ("GET", runs, 200),
+    ]
+    assert not list((tmp_path / "spool").glob("*.json"))
+
+
+def test_a_job_that_ended_on_the_service_stops_the_run_and_closes_it_aborted_with_its_samples(
+    live_server: Any, cpu_rig: tuple[Rig, str], gemma_server: LlamaServer, tmp_path: Path
+) -> None:
+    from runners.client import EndedByService
+
+    spec = attach_spec(live_server.url, cpu_rig[1], gemma_server, tmp_path, repetitions=12)
+    run_uuid = spec["run_uuid"]
+
+    def job_ended() -> None:
+        # What the task's progress callback raises once a progress report on the job is refused.
+        raise EndedByService("job", "aborted", "aborted by ops")
+
+    result = run_job(spec, progress=on("repetitions", 2, job_ended))
+
+    assert result["status"] == "aborted" and result["n_samples"] == 2
+    reason = "stopped: the service ended the job as aborted: aborted by ops (2 of 12 repetitions measured)"
+    assert result["failure_reason"] == reason
+    # The service still held the run open (it only learns from the job): it is closed, not left running.
+    assert (result["delivered"], result["http_status"]) == ("posted", 200)
+    final = stored(live_server, run_uuid)
+    assert final["status"] == "aborted" and final["failure_reason"] == reason and indexes(final) == [1, 2]

@@ -84,6 +84,29 @@ def test_a_worker_with_a_revoked_token_leaves_the_job_queued(rig_env, monkeypatc
     assert job.status == "queued" and job.started_at is None
 
 
+def test_a_progress_report_on_a_job_staff_aborted_tells_the_rig_it_ended(rig_env, live_server):
+    import os
+
+    from leaderboard.jobs.services import job_abort
+    from runners.jobreport import JobReporter
+
+    job = _job(rig_env)
+    reporter = JobReporter(
+        service_url=live_server.url, token=os.environ["RIGBOARD_TOKEN"], job_id=job.pk, attempt="a-1", backoff_s=0.01
+    )
+    reporter.report("running", progress="started")
+    reporter.progress("warmup 1/3")
+    assert reporter.ended == {}
+    job_abort(job=BenchmarkJob.objects.get(pk=job.pk), reason="aborted by ops")
+
+    reporter.progress("repetitions 1/3")
+    reporter.close()
+    assert reporter.ended["status"] == "aborted" and reporter.ended["error"] == "aborted by ops"
+    job.refresh_from_db()
+    # The refused report changed nothing: staff's word stands.
+    assert job.status == "aborted" and job.error == "aborted by ops" and job.progress == "warmup 1/3"
+
+
 def _alarm_once_stored(url: str, n_samples: int) -> threading.Thread:
     """Fire the armed soft limit's SIGALRM now, once the run at ``url`` has
     ``n_samples`` samples on the service: the limit lands mid-suite whatever

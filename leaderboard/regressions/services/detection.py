@@ -81,6 +81,12 @@ def _dispatch(build: BuildRecord) -> None:
                 args=[build_dispatch_spec(build=build)],
                 queue=build.subscription.rig.queue_name,
                 task_id=build.celery_task_id,
+                # Explicitly none: once a task of that name is registered in this
+                # process, send_task would attach the service's own default limits
+                # (CELERY_TASK_*TIME_LIMIT), and a soft limit could fire mid-build or
+                # mid-delivery on the rig. The rig's build and benchmark carry their own timeouts.
+                soft_time_limit=None,
+                time_limit=None,
                 retry=True,
                 retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
             )
