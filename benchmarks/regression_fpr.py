@@ -98,25 +98,42 @@ def history_of(i: int, j: int, n: int, count: int) -> list[int]:
     return out
 
 
+def history_up_to(i: int, j: int, n: int, count: int) -> list[int]:
+    """Return run i and the runs before it, at most n in all, none after it: what a
+    nightly build j has behind it when i is the build just before it."""
+    return list(range(max(0, i - n + 1), i + 1))
+
+
+def all_pairs(count: int) -> list[tuple[int, int]]:
+    """Every ordered pair (baseline i, new j), i != j: baselines from any time, before or after."""
+    return list(itertools.permutations(range(count), 2))
+
+
+def nightly_pairs(count: int) -> list[tuple[int, int]]:
+    """(j - 1, j) for every run j with at least MIN_NOISE_RUNS runs before it: each run
+    judged against the one before, as each night's build is against the last one
+    (a first build is run MIN_NOISE_RUNS times, so the second has that history)."""
+    return [(j - 1, j) for j in range(MIN_NOISE_RUNS, count)]
+
+
 def old_judge(runs: Runs, rule: Rule) -> Judge:
     return lambda new, i, j: judge(new, runs[i], rule).kind != Kind.NONE
 
 
-def new_judge(runs: Runs, rule: Rule, n: int) -> Judge:
+def new_judge(runs: Runs, rule: Rule, n: int, history: Callable[[int, int, int, int], list[int]] = history_of) -> Judge:
     medians = [statistics.median(r) for r in runs]
     noises: dict[tuple[int, int], Noise] = {}
 
     def _judge(new: list[float], i: int, j: int) -> bool:
         if (i, j) not in noises:
-            noises[(i, j)] = noise_from_medians([medians[h] for h in history_of(i, j, n, len(runs))], rule.noise_k)
+            noises[(i, j)] = noise_from_medians([medians[h] for h in history(i, j, n, len(runs))], rule.noise_k)
         return judge(new, runs[i], rule, noises[(i, j)]).kind != Kind.NONE
 
     return _judge
 
 
-def rates(runs: Runs, flagged: Judge) -> tuple[float, dict[float, float]]:
-    """Return the A/A false-positive rate and the detection rate per injected slowdown (%)."""
-    pairs = list(itertools.permutations(range(len(runs)), 2))
+def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[float, dict[float, float]]:
+    """Return the A/A false-positive rate over ``pairs`` and the detection rate per injected slowdown (%)."""
     fpr = sum(flagged(runs[j], i, j) for i, j in pairs) / len(pairs)
     detection = {}
     for d in [step / 2 for step in range(1, 41)] + [float(step) for step in range(21, 41)]:
@@ -179,35 +196,42 @@ def main() -> int:
     within_cv = statistics.fmean(100 * statistics.stdev(r) / statistics.fmean(r) for r in runs)
     between_cv = 100 * statistics.stdev(medians) / statistics.fmean(medians)
     histories = sorted({n for n in (MIN_NOISE_RUNS, 5, args.history) if MIN_NOISE_RUNS <= n <= len(runs) - 1})
-    rules: dict[str, Judge] = {f"p + {rule.threshold_pct}% (old rule)": old_judge(runs, rule)}
-    for n in histories:
-        rules[f"+ noise floor {rule.noise_k:g} x SD of {n} runs"] = new_judge(runs, rule, n)
-    results = {name: rates(runs, flagged) for name, flagged in rules.items()}
-
     print()
     print(f"Gemma 3 270M Q4_K_M, {len(runs)} runs x {len(runs[0])} repetitions, {meta.get('max_tokens')} tokens, "
           f"{meta.get('elapsed_s')} s, {meta.get('cpus')} CPUs, load average {meta.get('load_before', 0):.1f} -> "
           f"{meta.get('load_after', 0):.1f}")  # fmt: skip
     print(f"decode t/s: median of run medians {statistics.median(medians):.2f}; "
-          f"within-run CV {within_cv:.2f}%; between-run CV of medians {between_cv:.2f}%")  # fmt: skip
-    pairs = len(runs) * (len(runs) - 1)
-    print(f"A/A pairs (ordered): {pairs}; alpha {rule.alpha}, threshold {rule.threshold_pct}%")
-    print(f"{'rule':<40} {'A/A FPR':>8} {'95% at':>8} {'50% at':>8}   detection at 3/5/10/20/40% slowdown")
-    for name, (fpr, detection) in results.items():
-        s95, s50 = smallest(detection, 0.95), smallest(detection, 0.5)
-        curve = " ".join(f"{100 * detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
-        print(f"{name:<40} {100 * fpr:7.2f}% {s95 if s95 is not None else '>40':>7}% "
-              f"{s50 if s50 is not None else '>40':>7}%   {curve}")  # fmt: skip
+          f"within-run CV {within_cv:.2f}%; between-run CV of medians {between_cv:.2f}%; "
+          f"alpha {rule.alpha}, threshold {rule.threshold_pct}%")  # fmt: skip
+    results: dict[str, dict[str, tuple[float, dict[float, float]]]] = {}
+    for order, pairs, history in (
+        ("all ordered pairs (any baseline, history cyclic)", all_pairs(len(runs)), history_of),
+        ("nightly order (run j vs run j-1, history up to j-1)", nightly_pairs(len(runs)), history_up_to),
+    ):
+        rules: dict[str, Judge] = {f"p + {rule.threshold_pct}% (old rule)": old_judge(runs, rule)}
+        for n in histories:
+            rules[f"+ noise floor {rule.noise_k:g} x SD of {n} runs"] = new_judge(runs, rule, n, history)
+        results[order] = {name: rates(runs, flagged, pairs) for name, flagged in rules.items()}
+        print()
+        print(f"A/A pairs, {order}: {len(pairs)}")
+        print(f"{'rule':<40} {'A/A FPR':>8} {'95% at':>8} {'50% at':>8}   detection at 3/5/10/20/40% slowdown")
+        for name, (fpr, detection) in results[order].items():
+            s95, s50 = smallest(detection, 0.95), smallest(detection, 0.5)
+            curve = " ".join(f"{100 * detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
+            flagged_n = round(fpr * len(pairs))
+            print(f"{name:<40} {100 * fpr:7.2f}% {s95 if s95 is not None else '>40':>7}% "
+                  f"{s50 if s50 is not None else '>40':>7}%   {curve}   ({flagged_n}/{len(pairs)})")  # fmt: skip
     n = len(runs[0])
     print(f"(95% / 50% at: the smallest injected slowdown flagged in that share of pairs, {n} vs {n} samples)")
     if args.json:
         Path(args.json).write_text(json.dumps({
             "runs": runs, "meta": meta, "within_run_cv_pct": within_cv, "between_run_cv_pct": between_cv,
             "rule": {"alpha": rule.alpha, "threshold_pct": rule.threshold_pct, "noise_k": rule.noise_k},
-            "results": {name: {"fpr": fpr, "detection_rate": detection,
-                               "smallest_slowdown_95_pct": smallest(detection, 0.95),
-                               "smallest_slowdown_50_pct": smallest(detection, 0.5)}
-                        for name, (fpr, detection) in results.items()},
+            "results": {order: {name: {"fpr": fpr, "detection_rate": detection,
+                                       "smallest_slowdown_95_pct": smallest(detection, 0.95),
+                                       "smallest_slowdown_50_pct": smallest(detection, 0.5)}
+                                for name, (fpr, detection) in by_rule.items()}
+                        for order, by_rule in results.items()},
         }, indent=1))  # fmt: skip
     return 0
 

@@ -1,0 +1,39 @@
+"""The verdict benchmark's pairings: all ordered pairs, and nightly order where
+run j is judged against run j-1 with only earlier runs as history. (The
+benchmark itself prints figures; it is not a timed test.)"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import regression_fpr  # noqa: E402
+
+from leaderboard.regressions.verdict import MIN_NOISE_RUNS, Rule  # noqa: E402
+
+
+def test_nightly_order_judges_each_run_against_the_one_before_with_only_earlier_history():
+    pairs = regression_fpr.nightly_pairs(6)
+    assert pairs == [(j - 1, j) for j in range(MIN_NOISE_RUNS, 6)]
+    for i, j in pairs:
+        history = regression_fpr.history_up_to(i, j, 10, 6)
+        assert history[-1] == i and all(h < j for h in history)
+    assert regression_fpr.history_up_to(4, 5, 3, 6) == [2, 3, 4]
+
+
+def test_all_pairs_are_every_ordered_pair_and_the_cyclic_history_never_holds_the_new_run():
+    assert len(regression_fpr.all_pairs(5)) == 20
+    assert regression_fpr.history_of(0, 4, 3, 5) == [0, 3, 2]
+
+
+def test_a_drifted_run_is_flagged_by_the_old_rule_and_held_back_by_a_noisy_floor():
+    base = [100.0 + 0.1 * k for k in range(10)]
+    runs = [[v * f for v in base] for f in (1.00, 1.04, 0.96, 1.00, 0.95)]
+    rule = Rule()
+    old = regression_fpr.old_judge(runs, rule)
+    new = regression_fpr.new_judge(runs, rule, 4, regression_fpr.history_up_to)
+    assert old(runs[4], 3, 4)  # -5%, p tiny: the old rule calls drift a regression
+    assert not new(runs[4], 3, 4)  # history swings ±4%: 5 x SD is far beyond 5%
+    fpr_old, _ = regression_fpr.rates(runs, old, [(3, 4)])
+    assert fpr_old == 1.0
