@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_abort, job_dispatch_spec, job_status_update, jobs_enqueue, jobs_sweep_stuck
-from leaderboard.results.models import RigToken
 from leaderboard.results.services.runs import ApplicationError
 from runners.tasks import run_benchmark
 from tests.fixtures.celery_worker import queued_messages
@@ -120,15 +119,8 @@ def test_a_worker_that_took_the_job_just_before_it_expired_still_reports_its_end
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_rig_side_task_does_not_run_a_job_the_service_says_expired(
-    live_server, make_rig, celery_broker, monkeypatch, tmp_path
-):
-    rig = make_rig(name="bench-a")
-    _, raw = RigToken.issue(rig=rig)
-    monkeypatch.setenv("RIGBOARD_URL", live_server.url)
-    monkeypatch.setenv("RIGBOARD_TOKEN", raw)
-    monkeypatch.setenv("RIGBOARD_RIG", "bench-a")
-    monkeypatch.setenv("RIGBOARD_SPOOL_DIR", str(tmp_path / "spool"))
+def test_the_rig_side_task_does_not_run_a_job_the_service_says_expired(rig_env):
+    rig = rig_env
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec("http://127.0.0.1:9"))
     BenchmarkJob.objects.filter(pk=job.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     jobs_sweep_stuck()

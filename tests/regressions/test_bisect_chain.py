@@ -27,7 +27,7 @@ from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatu
 from leaderboard.regressions.services.detection import subscription_check
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import RigToken, Run
-from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream
+from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, gemma_reference_spec
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -64,11 +64,7 @@ def test_bisection_builds_and_benchmarks_midpoints_and_names_the_first_slow_comm
     ref = ReferenceConfig.objects.create(
         subscription=sub,
         name="gemma 270m decode",
-        spec={
-            "server": {"model": str(gemma_gguf), "ctx_size": 2048, "threads": 1, "startup_timeout_s": 180.0},
-            "workload": {"max_tokens": 8, "repetitions": 6, "warmup": 1, "temperature": 0.0, "seed": 42},
-            "model": {"name": "gemma-3-270m", "quantization": "Q4_K_M"},
-        },
+        spec=gemma_reference_spec(gemma_gguf),
     )
     worker = rig_worker(
         "bisect-cpu", token=token, service_url=live_server.url, RIGBOARD_BUILD_CACHE_DIR=str(BUILD_CACHE)

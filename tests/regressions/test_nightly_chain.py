@@ -28,7 +28,7 @@ from leaderboard.celery import app as service_app
 from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildStatus, ReferenceConfig, Subscription
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import RigToken, Run
-from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, WebhookReceiver
+from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, WebhookReceiver, gemma_reference_spec
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -69,11 +69,7 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     ReferenceConfig.objects.create(
         subscription=sub,
         name="gemma 270m decode",
-        spec={
-            "server": {"model": str(gemma_gguf), "ctx_size": 2048, "threads": 1, "startup_timeout_s": 180.0},
-            "workload": {"max_tokens": 8, "repetitions": 6, "warmup": 1, "temperature": 0.0, "seed": 42},
-            "model": {"name": "gemma-3-270m", "quantization": "Q4_K_M"},
-        },
+        spec=gemma_reference_spec(gemma_gguf),
     )
     worker = rig_worker(
         "nightly-cpu", token=token, service_url=live_server.url, RIGBOARD_BUILD_CACHE_DIR=str(BUILD_CACHE)

@@ -13,21 +13,10 @@ import requests
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_dispatch_spec, job_status_update, jobs_enqueue
-from leaderboard.results.models import Rig, RigToken, Run
+from leaderboard.results.models import Rig, Run
 from runners.tasks import run_benchmark
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def rig_env(live_server, monkeypatch, make_rig, celery_broker, tmp_path):
-    rig = make_rig(name="bench-a")
-    _, raw = RigToken.issue(rig=rig)
-    monkeypatch.setenv("RIGBOARD_URL", live_server.url)
-    monkeypatch.setenv("RIGBOARD_TOKEN", raw)
-    monkeypatch.setenv("RIGBOARD_RIG", "bench-a")
-    monkeypatch.setenv("RIGBOARD_SPOOL_DIR", str(tmp_path / "spool"))
-    return rig
 
 
 def _job(rig: Rig, url: str = "http://127.0.0.1:9") -> BenchmarkJob:
