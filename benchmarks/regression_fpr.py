@@ -21,6 +21,7 @@ every comparison between two of them is an A/A pair. Then:
 
     python benchmarks/regression_fpr.py --runs 12 [--binary PATH] [--json out.json]
     python benchmarks/regression_fpr.py --from-json out.json --noise-k 4   # re-judge saved runs
+    python benchmarks/regression_fpr.py --from-json benchmarks/results/regression_fpr_*.json  # sets, then totals
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import argparse
 import itertools
 import json
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -39,6 +41,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from scipy.stats import beta  # noqa: E402
 
 from leaderboard.regressions.verdict import (  # noqa: E402
     DEFAULT_NOISE_K,
@@ -132,14 +136,29 @@ def new_judge(runs: Runs, rule: Rule, n: int, history: Callable[[int, int, int, 
     return _judge
 
 
-def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[float, dict[float, float]]:
-    """Return the A/A false-positive rate over ``pairs`` and the detection rate per injected slowdown (%)."""
-    fpr = sum(flagged(runs[j], i, j) for i, j in pairs) / len(pairs)
+# Detection is measured on at most this many pairs per order (a fixed random
+# sample): 60 slowdowns x every pair of a 150-run set would take an hour.
+DETECTION_PAIRS_MAX = 2000
+
+
+def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[int, dict[float, float]]:
+    """Return how many of ``pairs`` the rule flags (A/A false positives) and the detection rate per
+    injected slowdown (%), the latter on at most DETECTION_PAIRS_MAX of them."""
+    false_positives = sum(flagged(runs[j], i, j) for i, j in pairs)
+    sample = random.Random(0).sample(pairs, DETECTION_PAIRS_MAX) if len(pairs) > DETECTION_PAIRS_MAX else pairs
     detection = {}
     for d in [step / 2 for step in range(1, 41)] + [float(step) for step in range(21, 41)]:
-        hits = sum(flagged([v * (1 - d / 100) for v in runs[j]], i, j) for i, j in pairs)
-        detection[d] = hits / len(pairs)
-    return fpr, detection
+        hits = sum(flagged([v * (1 - d / 100) for v in runs[j]], i, j) for i, j in sample)
+        detection[d] = hits / len(sample)
+    return false_positives, detection
+
+
+def upper_bound_95(flagged: int, trials: int) -> float:
+    """Return the one-sided 95% Clopper-Pearson upper bound of a rate seen as flagged/trials
+    (0 of n gives about 3/n, the rule of three)."""
+    if flagged >= trials:
+        return 1.0
+    return float(beta.ppf(0.95, flagged + 1, trials - flagged))
 
 
 def smallest(detection: dict[float, float], level: float) -> float | None:
@@ -155,14 +174,90 @@ def measure(args: argparse.Namespace) -> tuple[Runs, dict[str, Any]]:
         for index in range(args.runs):
             samples = one_run(binary, model, args.repetitions, args.max_tokens, Path(tmp), index, args.threads)
             runs.append(samples)
+            if args.json:
+                # Kept after every run: a long A/A set cut short still keeps what it measured.
+                partial = {"runs": runs, "meta": {**_meta(args, started, load_before), "partial": True}}
+                Path(args.json).write_text(json.dumps(partial, indent=1))
             print(f"run {index + 1:2d}/{args.runs}: median {statistics.median(samples):7.2f} t/s, "
                   f"CV {100 * statistics.stdev(samples) / statistics.fmean(samples):4.1f}%", flush=True)  # fmt: skip
-    meta = {
+    return runs, _meta(args, started, load_before)
+
+
+def _meta(args: argparse.Namespace, started: float, load_before: float) -> dict[str, Any]:
+    return {
         "repetitions": args.repetitions, "max_tokens": args.max_tokens, "threads": args.threads,
         "elapsed_s": round(time.monotonic() - started, 1), "cpus": os.cpu_count(),
         "load_before": load_before, "load_after": os.getloadavg()[0],
     }  # fmt: skip
-    return runs, meta
+
+
+# Per order, per rule: (A/A pairs flagged, pairs, detection rate per slowdown %).
+Results = dict[str, dict[str, tuple[int, int, dict[float, float]]]]
+
+
+def judge_set(runs: Runs, meta: dict[str, Any], rule: Rule, history_max: int) -> Results:
+    """Print and return the A/A figures of one set of runs, in both orders."""
+    medians = [statistics.median(r) for r in runs]
+    within_cv = statistics.fmean(100 * statistics.stdev(r) / statistics.fmean(r) for r in runs)
+    between_cv = 100 * statistics.stdev(medians) / statistics.fmean(medians)
+    histories = sorted({n for n in (MIN_NOISE_RUNS, 5, history_max) if MIN_NOISE_RUNS <= n <= len(runs) - 1})
+    print()
+    print(f"Gemma 3 270M Q4_K_M, {len(runs)} runs x {len(runs[0])} repetitions, {meta.get('max_tokens')} tokens, "
+          f"{meta.get('elapsed_s')} s, {meta.get('cpus')} CPUs, load average {meta.get('load_before', 0):.1f} -> "
+          f"{meta.get('load_after', 0):.1f}")  # fmt: skip
+    print(f"decode t/s: run medians {min(medians):.2f}-{max(medians):.2f}, median {statistics.median(medians):.2f}; "
+          f"within-run CV {within_cv:.2f}%; between-run CV of medians {between_cv:.2f}%; "
+          f"alpha {rule.alpha}, threshold {rule.threshold_pct}%")  # fmt: skip
+    results: Results = {}
+    for order, pairs, history in (
+        (ALL_PAIRS, all_pairs(len(runs)), history_of),
+        (NIGHTLY, nightly_pairs(len(runs)), history_up_to),
+    ):
+        rules: dict[str, Judge] = {f"p + {rule.threshold_pct}% (old rule)": old_judge(runs, rule)}
+        for n in histories:
+            rules[f"+ noise floor {rule.noise_k:g} x SD of {n} runs"] = new_judge(runs, rule, n, history)
+        results[order] = {}
+        for name, flagged in rules.items():
+            false_positives, detection = rates(runs, flagged, pairs)
+            results[order][name] = (false_positives, len(pairs), detection)
+        print_order(order, results[order])
+    n = len(runs[0])
+    print(f"(95% / 50% at: the smallest injected slowdown flagged in that share of pairs, {n} vs {n} samples; "
+          f"bound: one-sided 95% upper bound of the A/A rate)")  # fmt: skip
+    return results
+
+
+ALL_PAIRS = "all ordered pairs (any baseline, history cyclic)"
+NIGHTLY = "nightly order (run j vs run j-1, history up to j-1)"
+
+
+def print_order(order: str, by_rule: dict[str, tuple[int, int, dict[float, float]]]) -> None:
+    pairs = next(iter(by_rule.values()))[1]
+    print()
+    print(f"A/A pairs, {order}: {pairs}")
+    print(f"{'rule':<40} {'A/A FPR':>8} {'bound':>7} {'95% at':>7} {'50% at':>7}   "
+          f"detection at 3/5/10/20/40% slowdown")  # fmt: skip
+    for name, (flagged_n, n_pairs, detection) in by_rule.items():
+        s95, s50 = smallest(detection, 0.95), smallest(detection, 0.5)
+        curve = " ".join(f"{100 * detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
+        print(f"{name:<40} {100 * flagged_n / n_pairs:7.2f}% {100 * upper_bound_95(flagged_n, n_pairs):6.2f}% "
+              f"{s95 if s95 is not None else '>40':>6}% {s50 if s50 is not None else '>40':>6}%   {curve}   "
+              f"({flagged_n}/{n_pairs})")  # fmt: skip
+
+
+def print_totals(all_results: list[Results]) -> None:
+    """Print the A/A counts summed over sets (detection: the mean of the sets' rates)."""
+    print()
+    print(f"=== {len(all_results)} sets together ===")
+    for order in (ALL_PAIRS, NIGHTLY):
+        names = [name for name in all_results[0][order] if all(name in r[order] for r in all_results)]
+        totals = {}
+        for name in names:
+            rows = [r[order][name] for r in all_results]
+            levels = rows[0][2].keys()
+            detection = {d: statistics.fmean(row[2][d] for row in rows) for d in levels}
+            totals[name] = (sum(row[0] for row in rows), sum(row[1] for row in rows), detection)
+        print_order(order, totals)
 
 
 def main() -> int:
@@ -178,60 +273,46 @@ def main() -> int:
     # One thread by default: on a busy shared machine llama.cpp's worker threads
     # spin on each other and decode collapses to ~1 t/s with two.
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--json", default="", help="also write the figures and raw samples here")
-    parser.add_argument("--from-json", default="", help="judge the raw runs saved by --json instead of measuring")
+    parser.add_argument("--json", default="", help="also write the figures and raw samples here (after every run)")
+    parser.add_argument("--from-json", nargs="+", default=[],
+                        help="judge the raw runs saved by --json instead of measuring; several files: "
+                             "each set judged alone, then the counts summed")  # fmt: skip
     args = parser.parse_args()
     rule = Rule(alpha=args.alpha, threshold_pct=args.threshold_pct, noise_k=args.noise_k)
 
     if args.from_json:
-        saved = json.loads(Path(args.from_json).read_text())
-        runs, meta = saved["runs"], saved.get("meta", {})
+        sets = []
+        for path in args.from_json:
+            saved = json.loads(Path(path).read_text())
+            sets.append((path, saved["runs"], saved.get("meta", {})))
     else:
         runs, meta = measure(args)
-    if len(runs) < MIN_NOISE_RUNS + 1:
-        print(f"need at least {MIN_NOISE_RUNS + 1} runs for a noise floor, got {len(runs)}", file=sys.stderr)
-        return 2
-
-    medians = [statistics.median(r) for r in runs]
-    within_cv = statistics.fmean(100 * statistics.stdev(r) / statistics.fmean(r) for r in runs)
-    between_cv = 100 * statistics.stdev(medians) / statistics.fmean(medians)
-    histories = sorted({n for n in (MIN_NOISE_RUNS, 5, args.history) if MIN_NOISE_RUNS <= n <= len(runs) - 1})
-    print()
-    print(f"Gemma 3 270M Q4_K_M, {len(runs)} runs x {len(runs[0])} repetitions, {meta.get('max_tokens')} tokens, "
-          f"{meta.get('elapsed_s')} s, {meta.get('cpus')} CPUs, load average {meta.get('load_before', 0):.1f} -> "
-          f"{meta.get('load_after', 0):.1f}")  # fmt: skip
-    print(f"decode t/s: median of run medians {statistics.median(medians):.2f}; "
-          f"within-run CV {within_cv:.2f}%; between-run CV of medians {between_cv:.2f}%; "
-          f"alpha {rule.alpha}, threshold {rule.threshold_pct}%")  # fmt: skip
-    results: dict[str, dict[str, tuple[float, dict[float, float]]]] = {}
-    for order, pairs, history in (
-        ("all ordered pairs (any baseline, history cyclic)", all_pairs(len(runs)), history_of),
-        ("nightly order (run j vs run j-1, history up to j-1)", nightly_pairs(len(runs)), history_up_to),
-    ):
-        rules: dict[str, Judge] = {f"p + {rule.threshold_pct}% (old rule)": old_judge(runs, rule)}
-        for n in histories:
-            rules[f"+ noise floor {rule.noise_k:g} x SD of {n} runs"] = new_judge(runs, rule, n, history)
-        results[order] = {name: rates(runs, flagged, pairs) for name, flagged in rules.items()}
-        print()
-        print(f"A/A pairs, {order}: {len(pairs)}")
-        print(f"{'rule':<40} {'A/A FPR':>8} {'95% at':>8} {'50% at':>8}   detection at 3/5/10/20/40% slowdown")
-        for name, (fpr, detection) in results[order].items():
-            s95, s50 = smallest(detection, 0.95), smallest(detection, 0.5)
-            curve = " ".join(f"{100 * detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
-            flagged_n = round(fpr * len(pairs))
-            print(f"{name:<40} {100 * fpr:7.2f}% {s95 if s95 is not None else '>40':>7}% "
-                  f"{s50 if s50 is not None else '>40':>7}%   {curve}   ({flagged_n}/{len(pairs)})")  # fmt: skip
-    n = len(runs[0])
-    print(f"(95% / 50% at: the smallest injected slowdown flagged in that share of pairs, {n} vs {n} samples)")
-    if args.json:
+        sets = [(args.json or "measured", runs, meta)]
+    all_results = []
+    for label, runs, meta in sets:
+        if len(runs) < MIN_NOISE_RUNS + 1:
+            print(f"{label}: need at least {MIN_NOISE_RUNS + 1} runs for a noise floor, got {len(runs)}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+        print(f"\n--- {label} ---")
+        all_results.append(judge_set(runs, meta, rule, args.history))
+    if len(all_results) > 1:
+        print_totals(all_results)
+    if args.json and not args.from_json:
+        runs, meta = sets[0][1], sets[0][2]
+        medians = [statistics.median(r) for r in runs]
         Path(args.json).write_text(json.dumps({
-            "runs": runs, "meta": meta, "within_run_cv_pct": within_cv, "between_run_cv_pct": between_cv,
+            "runs": runs, "meta": meta,
+            "within_run_cv_pct": statistics.fmean(100 * statistics.stdev(r) / statistics.fmean(r) for r in runs),
+            "between_run_cv_pct": 100 * statistics.stdev(medians) / statistics.fmean(medians),
             "rule": {"alpha": rule.alpha, "threshold_pct": rule.threshold_pct, "noise_k": rule.noise_k},
-            "results": {order: {name: {"fpr": fpr, "detection_rate": detection,
+            "results": {order: {name: {"false_positives": flagged_n, "pairs": n_pairs, "fpr": flagged_n / n_pairs,
+                                       "upper_bound_95": upper_bound_95(flagged_n, n_pairs),
+                                       "detection_rate": detection,
                                        "smallest_slowdown_95_pct": smallest(detection, 0.95),
                                        "smallest_slowdown_50_pct": smallest(detection, 0.5)}
-                                for name, (fpr, detection) in by_rule.items()}
-                        for order, by_rule in results.items()},
+                                for name, (flagged_n, n_pairs, detection) in by_rule.items()}
+                        for order, by_rule in all_results[0].items()},
         }, indent=1))  # fmt: skip
     return 0
 

@@ -35,5 +35,30 @@ def test_a_drifted_run_is_flagged_by_the_old_rule_and_held_back_by_a_noisy_floor
     new = regression_fpr.new_judge(runs, rule, 4, regression_fpr.history_up_to)
     assert old(runs[4], 3, 4)  # -5%, p tiny: the old rule calls drift a regression
     assert not new(runs[4], 3, 4)  # history swings ±4%: 5 x SD is far beyond 5%
-    fpr_old, _ = regression_fpr.rates(runs, old, [(3, 4)])
-    assert fpr_old == 1.0
+    flagged, detection = regression_fpr.rates(runs, old, [(3, 4)])
+    assert flagged == 1 and detection[40.0] == 1.0
+
+
+def test_the_bound_is_clopper_pearson_so_zero_of_n_is_about_three_over_n():
+    assert 0.0099 < regression_fpr.upper_bound_95(0, 300) < 0.0100  # rule of three: < 1% needs ~300 clean pairs
+    assert 0.051 < regression_fpr.upper_bound_95(0, 57) < 0.052
+    assert regression_fpr.upper_bound_95(17, 1554) > 17 / 1554
+    assert regression_fpr.upper_bound_95(5, 5) == 1.0
+
+
+def test_saved_sets_are_judged_alone_then_summed(tmp_path, capsys, monkeypatch):
+    import json
+
+    base = [100.0 + 0.2 * k for k in range(10)]
+    paths = []
+    for name, factors in (("a", (1.0, 1.01, 0.99, 1.0, 1.005, 0.995)), ("b", (1.0, 0.99, 1.0, 1.01, 1.0))):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"runs": [[v * f for v in base] for f in factors], "meta": {}}))
+        paths.append(str(path))
+    monkeypatch.setattr(sys, "argv", ["regression_fpr.py", "--from-json", *paths])
+    assert regression_fpr.main() == 0
+    out = capsys.readouterr().out
+    assert "=== 2 sets together ===" in out
+    # nightly order: 6 runs give 3 pairs, 5 runs give 2; all pairs: 30 + 20
+    assert "A/A pairs, nightly order (run j vs run j-1, history up to j-1): 5" in out
+    assert "A/A pairs, all ordered pairs (any baseline, history cyclic): 50" in out
