@@ -56,8 +56,11 @@ from leaderboard.regressions.verdict import (  # noqa: E402
 from runners.pipeline import run_job  # noqa: E402
 
 Runs = list[list[float]]
-# Judges run j (possibly slowed) against run i; returns whether it was flagged.
-Judge = Callable[[list[float], int, int], bool]
+# Judges run j, its samples times a factor (1.0: as measured; 0.95: slowed 5%),
+# against run i; returns whether it was flagged.
+Judge = Callable[[float, int, int], bool]
+# (baseline i, new j, n, count) -> the runs whose medians give the noise floor.
+History = Callable[[int, int, int, int], list[int]]
 
 
 def default_binary() -> str:
@@ -121,19 +124,51 @@ def nightly_pairs(count: int) -> list[tuple[int, int]]:
 
 
 def old_judge(runs: Runs, rule: Rule) -> Judge:
-    return lambda new, i, j: judge(new, runs[i], rule).kind != Kind.NONE
+    return lambda factor, i, j: judge(_scaled(runs[j], factor), runs[i], rule).kind != Kind.NONE
 
 
-def new_judge(runs: Runs, rule: Rule, n: int, history: Callable[[int, int, int, int], list[int]] = history_of) -> Judge:
+def _scaled(samples: list[float], factor: float) -> list[float]:
+    return samples if factor == 1.0 else [v * factor for v in samples]
+
+
+def _noise_cache(runs: Runs, rule: Rule, n: int, history: History) -> Callable[[int, int], Noise]:
     medians = [statistics.median(r) for r in runs]
     noises: dict[tuple[int, int], Noise] = {}
 
-    def _judge(new: list[float], i: int, j: int) -> bool:
+    def noise(i: int, j: int) -> Noise:
         if (i, j) not in noises:
             noises[(i, j)] = noise_from_medians([medians[h] for h in history(i, j, n, len(runs))], rule.noise_k)
-        return judge(new, runs[i], rule, noises[(i, j)]).kind != Kind.NONE
+        return noises[(i, j)]
+
+    return noise
+
+
+def new_judge(runs: Runs, rule: Rule, n: int, history: History = history_of) -> Judge:
+    noise = _noise_cache(runs, rule, n, history)
+    return lambda factor, i, j: judge(_scaled(runs[j], factor), runs[i], rule, noise(i, j)).kind != Kind.NONE
+
+
+def confirmed_judge(runs: Runs, rule: Rule, n: int, history: History = history_of, reruns: int = 1) -> Judge:
+    """The new rule with confirmation (leaderboard/regressions/services/confirmation.py):
+    run j's change stands only if the ``reruns`` runs after it, judged against the
+    same baseline with the same floor (and slowed by the same factor), show the
+    same change. Use with confirmable_pairs."""
+    noise = _noise_cache(runs, rule, n, history)
+
+    def _judge(factor: float, i: int, j: int) -> bool:
+        first = judge(_scaled(runs[j], factor), runs[i], rule, noise(i, j)).kind
+        if first == Kind.NONE:
+            return False
+        return all(
+            judge(_scaled(runs[j + k], factor), runs[i], rule, noise(i, j)).kind == first for k in range(1, reruns + 1)
+        )
 
     return _judge
+
+
+def confirmable_pairs(pairs: list[tuple[int, int]], count: int, reruns: int = 1) -> list[tuple[int, int]]:
+    """The pairs whose new run j has ``reruns`` runs after it, none of them the baseline."""
+    return [(i, j) for i, j in pairs if j + reruns < count and not j < i <= j + reruns]
 
 
 # Detection is measured on at most this many pairs per order (a fixed random
@@ -144,11 +179,11 @@ DETECTION_PAIRS_MAX = 2000
 def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[int, dict[float, float]]:
     """Return how many of ``pairs`` the rule flags (A/A false positives) and the detection rate per
     injected slowdown (%), the latter on at most DETECTION_PAIRS_MAX of them."""
-    false_positives = sum(flagged(runs[j], i, j) for i, j in pairs)
+    false_positives = sum(flagged(1.0, i, j) for i, j in pairs)
     sample = random.Random(0).sample(pairs, DETECTION_PAIRS_MAX) if len(pairs) > DETECTION_PAIRS_MAX else pairs
     detection = {}
     for d in [step / 2 for step in range(1, 41)] + [float(step) for step in range(21, 41)]:
-        hits = sum(flagged([v * (1 - d / 100) for v in runs[j]], i, j) for i, j in sample)
+        hits = sum(flagged(1 - d / 100, i, j) for i, j in sample)
         detection[d] = hits / len(sample)
     return false_positives, detection
 
@@ -220,6 +255,15 @@ def judge_set(runs: Runs, meta: dict[str, Any], rule: Rule, history_max: int) ->
         for name, flagged in rules.items():
             false_positives, detection = rates(runs, flagged, pairs)
             results[order][name] = (false_positives, len(pairs), detection)
+        # The default rule with one confirmation re-run: the run after j (fewer pairs: j needs a successor).
+        confirm_pairs = confirmable_pairs(pairs, len(runs))
+        confirmed = confirmed_judge(runs, rule, history_max, history)
+        false_positives, detection = rates(runs, confirmed, confirm_pairs)
+        results[order][f"  + confirmed by 1 re-run ({history_max} runs)"] = (
+            false_positives,
+            len(confirm_pairs),
+            detection,
+        )
         print_order(order, results[order])
     n = len(runs[0])
     print(f"(95% / 50% at: the smallest injected slowdown flagged in that share of pairs, {n} vs {n} samples; "

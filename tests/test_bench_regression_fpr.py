@@ -33,8 +33,8 @@ def test_a_drifted_run_is_flagged_by_the_old_rule_and_held_back_by_a_noisy_floor
     rule = Rule()
     old = regression_fpr.old_judge(runs, rule)
     new = regression_fpr.new_judge(runs, rule, 4, regression_fpr.history_up_to)
-    assert old(runs[4], 3, 4)  # -5%, p tiny: the old rule calls drift a regression
-    assert not new(runs[4], 3, 4)  # history swings ±4%: 5 x SD is far beyond 5%
+    assert old(1.0, 3, 4)  # -5%, p tiny: the old rule calls drift a regression
+    assert not new(1.0, 3, 4)  # history swings ±4%: 5 x SD is far beyond 5%
     flagged, detection = regression_fpr.rates(runs, old, [(3, 4)])
     assert flagged == 1 and detection[40.0] == 1.0
 
@@ -62,3 +62,16 @@ def test_saved_sets_are_judged_alone_then_summed(tmp_path, capsys, monkeypatch):
     # nightly order: 6 runs give 3 pairs, 5 runs give 2; all pairs: 30 + 20
     assert "A/A pairs, nightly order (run j vs run j-1, history up to j-1): 5" in out
     assert "A/A pairs, all ordered pairs (any baseline, history cyclic): 50" in out
+
+
+def test_one_outlier_run_is_not_confirmed_by_the_run_after_it_but_a_real_slowdown_is():
+    base = [100.0 + 0.1 * k for k in range(10)]
+    # Quiet history (±0.5%), then run 5 an outlier 10% slow, run 6 back to normal.
+    runs = [[v * f for v in base] for f in (1.0, 1.005, 0.995, 1.0, 1.003, 0.90, 1.0)]
+    rule = Rule()
+    unconfirmed = regression_fpr.new_judge(runs, rule, 10, regression_fpr.history_up_to)
+    confirmed = regression_fpr.confirmed_judge(runs, rule, 10, regression_fpr.history_up_to)
+    assert unconfirmed(1.0, 4, 5)  # the outlier alone is beyond the quiet floor
+    assert not confirmed(1.0, 4, 5)  # the re-run (run 6) shows no change
+    assert confirmed(0.9, 3, 4)  # a real 10% slowdown shows in the re-run too
+    assert regression_fpr.confirmable_pairs([(4, 5), (5, 6), (6, 5)], 7) == [(4, 5)]

@@ -73,9 +73,10 @@ class BuildRecordAdmin(admin.ModelAdmin):
 @admin.register(Verdict)
 class VerdictAdmin(admin.ModelAdmin):
     list_display = [
-        "build", "reference_config", "kind", "effect_pct", "p_value", "noise_floor_pct", "commit_from", "commit_to",
+        "build", "reference_config", "kind", "confirmation", "effect_pct", "p_value", "noise_floor_pct",
+        "commit_from", "commit_to",
     ]  # fmt: skip
-    list_filter = ["kind"]
+    list_filter = ["kind", "confirmation"]
     readonly_fields = ["new_run", "baseline_runs", "baseline_build"]
 
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from leaderboard.regressions.verdict import (
     DEFAULT_ALPHA,
+    DEFAULT_CONFIRM_RUNS,
     DEFAULT_NOISE_K,
     DEFAULT_NOISE_RUNS,
     DEFAULT_THRESHOLD_PCT,
@@ -57,6 +58,11 @@ class Subscription(models.Model):
     alert_emails = models.TextField(blank=True, help_text="Addresses to email on a regression, one per line.")
     build_jobs = models.PositiveIntegerField(default=2, help_text="Parallel compile jobs on the rig (-j).")
     bisect = models.BooleanField(default=False, help_text="Bisect confirmed regressions to the first slow commit.")
+    confirm_runs = models.PositiveSmallIntegerField(
+        default=DEFAULT_CONFIRM_RUNS,
+        help_text="Re-runs of a build whose run is judged a change, before the verdict stands (alerts, bisection): "
+        "each must show the same change. 0: the first run's verdict stands.",
+    )
     last_checked_at = models.DateTimeField(null=True, blank=True)
     last_head = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -147,7 +153,8 @@ class BuildRun(models.Model):
     """A run a reference config gets on a build; ``run_uuid`` is assigned
     when the build is queued and is the uuid the rig posts the run under.
     Repeat 0 is the run judged; repeats 1… (made while a reference config has
-    too little history) measure the run-to-run noise on the spot."""
+    too little history) measure the run-to-run noise on the spot, and those
+    marked ``confirms`` re-run a build whose first run was judged a change."""
 
     build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="build_runs")
     reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="build_runs")
@@ -155,6 +162,7 @@ class BuildRun(models.Model):
     run_uuid = models.UUIDField(unique=True, default=uuid.uuid4)
     status = models.CharField(max_length=16, blank=True, help_text="What the rig reported for this run.")
     error = models.TextField(blank=True)
+    confirms = models.BooleanField(default=False, help_text="A re-run that confirms or refutes the first verdict.")
 
     class Meta:
         ordering = ["build", "reference_config", "repeat"]
@@ -174,6 +182,16 @@ class VerdictKind(models.TextChoices):
     REGRESSION = "regression", "Regression"
     IMPROVEMENT = "improvement", "Improvement"
     NONE = "none", "No change"
+
+
+class Confirmation(models.TextChoices):
+    """Where a change verdict stands with its re-runs (blank: no change, or
+    the subscription confirms nothing)."""
+
+    PENDING = "pending", "Awaiting a re-run"
+    CONFIRMED = "confirmed", "Reproduced by a re-run"
+    REFUTED = "refuted", "Not reproduced by a re-run"
+    UNCHECKED = "unchecked", "Re-run failed; the first run stands"
 
 
 class BisectStatus(models.TextChoices):
@@ -212,6 +230,10 @@ class Verdict(models.Model):
         null=True, blank=True, help_text="noise_k × noise_spread_pct: the largest log ratio × 100 taken for noise."
     )
     reason = models.CharField(max_length=300, blank=True)
+    confirmation = models.CharField(max_length=16, choices=Confirmation.choices, blank=True)
+    confirm_effect_pct = models.FloatField(
+        null=True, blank=True, help_text="The re-run's effect against the same baseline (the smallest, if several)."
+    )
     commit_from = models.CharField(max_length=40, blank=True)
     commit_to = models.CharField(max_length=40)
     compare_url = models.URLField(max_length=600, blank=True)
@@ -231,6 +253,12 @@ class Verdict(models.Model):
     def __str__(self) -> str:
         effect = f" {self.effect_pct:+.1f}%" if self.effect_pct is not None else ""
         return f"{self.get_kind_display()}{effect} at {self.commit_to[:10]} ({self.reference_config})"
+
+    @property
+    def stands(self) -> bool:
+        """True if this verdict is a change that alerts and bisection act on:
+        confirmed, or needing no confirmation (or its re-run failed)."""
+        return self.kind != VerdictKind.NONE and self.confirmation not in (Confirmation.PENDING, Confirmation.REFUTED)
 
     @property
     def noise(self) -> Noise:

@@ -34,6 +34,8 @@ class TimelinePoint:
     ttft_ms_mean: float | None
     power_w_mean: float | None
     verdict_kind: str
+    confirmation: str
+    confirmation_label: str
     effect_pct: float | None
     p_value: float | None
     noise_floor_label: str
@@ -106,6 +108,8 @@ def timeline_get(*, subscription_id: int, reference_id: int) -> Timeline:
                 ttft_ms_mean=run.ttft_ms_mean if run else None,
                 power_w_mean=run.power_w_mean if run else None,
                 verdict_kind=verdict.kind if verdict else "",
+                confirmation=verdict.confirmation if verdict else "",
+                confirmation_label=verdict.get_confirmation_display() if verdict and verdict.confirmation else "",
                 effect_pct=verdict.effect_pct if verdict else None,
                 p_value=verdict.p_value if verdict else None,
                 noise_floor_label=_floor_label(verdict),

@@ -43,6 +43,9 @@ DEFAULT_THRESHOLD_PCT = 3.0
 DEFAULT_NOISE_K = 5.0
 # How many recent run medians the noise floor is measured on.
 DEFAULT_NOISE_RUNS = 10
+# Re-runs a change must survive before it stands (services/confirmation.py):
+# one outlier run, a noisy neighbour for a minute, is then no alarm.
+DEFAULT_CONFIRM_RUNS = 1
 # Below this many samples on either side the exact U test cannot reach
 # p < 0.01 at all (3 vs 3 bottoms out at p = 0.1), so no verdict is made.
 MIN_SAMPLES = 3

@@ -59,7 +59,12 @@ def test_bisection_builds_and_benchmarks_midpoints_and_names_the_first_slow_comm
     rig = make_rig(name="bisect-cpu")
     _, token = RigToken.issue(rig=rig)
     sub = Subscription.objects.create(
-        rig=rig, repo_url=upstream.url, branch="master", build_flags=PORTABLE_FLAGS, bisect=True
+        rig=rig,
+        repo_url=upstream.url,
+        branch="master",
+        build_flags=PORTABLE_FLAGS,
+        bisect=True,
+        confirm_runs=0,  # confirmation has its own chain test (test_nightly_chain); this one bisects
     )
     ref = ReferenceConfig.objects.create(
         subscription=sub,

@@ -143,7 +143,7 @@ def test_saving_a_subscription_in_the_admin_restores_a_deleted_schedule(
             "rig": rig.pk, "repo_url": small_upstream.url, "branch": "master", "build_flags": "-DGGML_CUDA=ON",
             "is_active": "on", "alpha": "0.01", "threshold_pct": "3", "noise_k": "5", "noise_runs": "10",
             "baseline_mode": "previous",
-            "baseline_builds": "5", "build_jobs": "2", "webhook_url": "", "alert_emails": "",
+            "baseline_builds": "5", "build_jobs": "2", "confirm_runs": "1", "webhook_url": "", "alert_emails": "",
             "reference_configs-TOTAL_FORMS": "0", "reference_configs-INITIAL_FORMS": "0",
         },
     )  # fmt: skip

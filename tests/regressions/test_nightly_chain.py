@@ -1,8 +1,8 @@
 """The whole nightly chain once, through Celery on the real Redis broker:
 beat tick → detection (git ls-remote) → the rig's worker builds llama-server
 at the new commit (cmake, cached by commit) → benchmarks Gemma 3 270M with it
-→ posts the runs to the live service → build report → verdict → webhook alert
-to a local receiver.
+→ posts the runs to the live service → build report → verdict → a re-run of
+the same build confirms it → webhook alert to a local receiver.
 
 Two nights: the first builds upstream's head (no baseline yet; benchmarked
 three times, the A/A runs the noise floor is measured on), the second a
@@ -25,7 +25,14 @@ from django_celery_beat.models import IntervalSchedule, PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
 from leaderboard.celery import app as service_app
-from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.models import (
+    AlertDelivery,
+    BuildRecord,
+    BuildStatus,
+    ReferenceConfig,
+    Subscription,
+    Verdict,
+)
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import RigToken, Run
 from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, WebhookReceiver, gemma_reference_spec
@@ -105,13 +112,21 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     build_b = BuildRecord.objects.get(commit=slow)
     assert build_b.status == BuildStatus.BENCHMARKED, (build_b.error, build_b.log_tail[-2000:], worker.log()[-3000:])
     assert build_b.previous_commit == first and build_b.compiler
-    run = Run.objects.get(uuid=build_b.build_runs.get().run_uuid)
+    run = Run.objects.get(uuid=build_b.build_runs.get(repeat=0).run_uuid)
     assert run.stack.build == slow and run.n_samples == 6
     verdict = build_b.verdicts.get()
     assert verdict.kind == "regression", verdict.reason
     assert verdict.noise_n_runs == MIN_NOISE_RUNS and verdict.noise_floor_pct is not None
     assert verdict.effect_pct is not None and verdict.effect_pct < -3
     assert (verdict.commit_from, verdict.commit_to) == (first, slow)
+
+    # The change is re-run on the same build (the rig's cache: no rebuild) before it stands.
+    _beat_until(lambda: not Verdict.objects.filter(pk=verdict.pk, confirmation__in=["", "pending"]).exists(), 600)
+    verdict.refresh_from_db()
+    assert verdict.confirmation == "confirmed", (verdict.reason, worker.log()[-3000:])
+    assert verdict.confirm_effect_pct is not None and verdict.confirm_effect_pct < -3
+    rerun = Run.objects.get(uuid=build_b.build_runs.get(confirms=True).run_uuid)
+    assert rerun.stack.build == slow and rerun.n_samples == 6
 
     deadline = time.monotonic() + 60
     while not webhook_receiver.bodies and time.monotonic() < deadline:

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from leaderboard.regressions.models import AlertChannel, AlertDelivery, AlertStatus, Verdict
+from leaderboard.regressions.models import AlertChannel, AlertDelivery, AlertStatus, Confirmation, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +50,12 @@ def alert_message(verdict: Verdict) -> str:
         f"commits {rng} on {sub.branch}" + (f": {verdict.compare_url}" if verdict.compare_url else ""),
         f"timeline: {timeline}",
     ]
+    if verdict.confirmation == Confirmation.CONFIRMED and verdict.confirm_effect_pct is not None:
+        lines.insert(2, f"reproduced by a re-run of the same build: {verdict.confirm_effect_pct:+.2f}%")
+    elif verdict.confirmation == Confirmation.UNCHECKED:
+        lines.insert(2, "not re-run (the re-run failed): one run's verdict")
     if verdict.first_bad_commit:
-        lines.insert(3, f"first slow commit (bisected): {verdict.first_bad_commit}")
+        lines.insert(len(lines) - 2, f"first slow commit (bisected): {verdict.first_bad_commit}")
     return "\n".join(lines)
 
 
@@ -68,6 +72,8 @@ def webhook_body(verdict: Verdict) -> dict[str, object]:
             "metric": verdict.metric,
             "effect_pct": verdict.effect_pct,
             "p_value": verdict.p_value,
+            "confirmation": verdict.confirmation,
+            "confirm_effect_pct": verdict.confirm_effect_pct,
             "threshold_pct": verdict.threshold_pct,
             "noise_floor_pct": verdict.noise_floor_pct,
             "commit_from": verdict.commit_from,

@@ -1,5 +1,6 @@
 """The rig's build report: record the build (or its failure), the runs it
-posted, then judge them and alert on regressions."""
+posted, then judge them; a change is re-run first (services/confirmation.py),
+and a regression that stands is alerted on."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, Verdict, VerdictKind
-from leaderboard.regressions.services.alerts import alerts_queue_for
-from leaderboard.regressions.services.bisect import bisect_start, bisect_step
+from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, Verdict
+from leaderboard.regressions.services.bisect import bisect_step
+from leaderboard.regressions.services.confirmation import (
+    confirmation_queue,
+    confirmation_settle,
+    standing_changes_act_on,
+)
 from leaderboard.regressions.services.verdicts import build_evaluate
 from leaderboard.results.services.runs import ApplicationError
 
@@ -35,23 +40,22 @@ def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list
         raise ApplicationError(f"no build {report.get('build_id')!r}", field="build_id", status_code=404)
     status = str(report.get("status") or "")
     built = report.get("build") or {}
+    # A report for a build already benchmarked: its confirmation re-runs (or
+    # the first report sent again). The build's own record stays as it was.
+    rerun = build.status == BuildStatus.BENCHMARKED
     with transaction.atomic():
-        for name in _BUILD_FIELDS:
-            if built.get(name) is not None:
-                setattr(build, name, built[name])
-        build.log_tail = str(build.log_tail or "")[-8000:]
-        build.error = str(report.get("error") or "")
-        build.finished_at = timezone.now()
-        if status == "failed":
-            build.status = BuildStatus.FAILED
-        elif status == "built":
-            build.status = BuildStatus.BENCHMARKED
-        else:
-            build.status = BuildStatus.ERROR
-        build.save()
+        if not rerun:
+            _build_fields_record(build, status=status, built=built, error=str(report.get("error") or ""))
+        reported = set()
         for run_report in report.get("runs") or []:
+            reported.add(run_report.get("build_run_id"))
             BuildRun.objects.filter(pk=run_report.get("build_run_id"), build=build).update(
                 status=str(run_report.get("status") or "")[:16], error=str(run_report.get("error") or "")
+            )
+        if rerun and status != "built":
+            # The rig could not rebuild for the re-runs: they failed, and say why.
+            build.build_runs.filter(confirms=True, status="").exclude(pk__in=reported).update(
+                status="failed", error=f"{status}: {report.get('error') or ''}"[:2000]
             )
     if build.bisect_of_id is not None:
         # A bisection midpoint: judged against the regression it bisects, never alerted on.
@@ -59,10 +63,28 @@ def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list
         return build, []
     if build.status != BuildStatus.BENCHMARKED:
         return build, []
-    verdicts = build_evaluate(build=build)
-    for verdict in verdicts:
-        if verdict.kind == VerdictKind.REGRESSION:
-            alerts_queue_for(verdict=verdict)
-            if build.subscription.bisect:
-                bisect_start(verdict=verdict)
+    if build.build_runs.filter(confirms=True).exists():
+        verdicts = confirmation_settle(build=build)
+    else:
+        verdicts = build_evaluate(build=build)
+        if confirmation_queue(build=build, verdicts=verdicts):
+            # A change is re-run before anyone is told (services/confirmation.py).
+            return build, verdicts
+    standing_changes_act_on(build=build, verdicts=verdicts)
     return build, verdicts
+
+
+def _build_fields_record(build: BuildRecord, *, status: str, built: Mapping[str, Any], error: str) -> None:
+    for name in _BUILD_FIELDS:
+        if built.get(name) is not None:
+            setattr(build, name, built[name])
+    build.log_tail = str(build.log_tail or "")[-8000:]
+    build.error = error
+    build.finished_at = timezone.now()
+    if status == "failed":
+        build.status = BuildStatus.FAILED
+    elif status == "built":
+        build.status = BuildStatus.BENCHMARKED
+    else:
+        build.status = BuildStatus.ERROR
+    build.save()

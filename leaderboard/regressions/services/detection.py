@@ -44,8 +44,9 @@ class CheckResult:
 
 def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
     """Return the JSON the rig's nightly task receives: what to build, and one
-    runner config per reference configuration with the run uuid to post under.
-    No secrets: the rig has its own token."""
+    runner config per run not yet reported (each reference configuration and
+    repeat; later, a confirmation's re-runs only) with the run uuid to post
+    under. No secrets: the rig has its own token."""
     sub = build.subscription
     return {
         "build": {
@@ -59,10 +60,10 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
             {
                 "build_run_id": br.pk,
                 "run_uuid": str(br.run_uuid),
-                "name": br.reference_config.name + (f" (repeat {br.repeat})" if br.repeat else ""),
+                "name": br.reference_config.name + _run_label(br),
                 "config": br.reference_config.spec,
             }
-            for br in build.build_runs.select_related("reference_config")
+            for br in build.build_runs.filter(status="").select_related("reference_config")
         ],
         "rig": sub.rig.name,
         "service_url": settings.RIGBOARD_PUBLIC_URL,
@@ -71,7 +72,15 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
     }
 
 
-def _dispatch(build: BuildRecord) -> None:
+def _run_label(build_run: BuildRun) -> str:
+    if build_run.confirms:
+        return f" (re-run {build_run.repeat})"
+    return f" (repeat {build_run.repeat})" if build_run.repeat else ""
+
+
+def build_send(build: BuildRecord) -> bool:
+    """Send the build's unreported runs to the rig's queue; return False (and
+    log why) if the broker could not be reached."""
     try:
         with warnings.catch_warnings():
             # Rig jobs always travel through the broker; eager mode concerns only the service's own tasks.
@@ -90,10 +99,17 @@ def _dispatch(build: BuildRecord) -> None:
                 retry=True,
                 retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
             )
-    except Exception as exc:  # any broker error: the build never left, and says why
+    except Exception as exc:  # any broker error: the job never left, and says why
         logger.exception("could not queue build %s", build.pk)
+        build.error = f"could not reach the Celery broker: {exc}"
+        return False
+    return True
+
+
+def _dispatch(build: BuildRecord) -> None:
+    if not build_send(build):
         BuildRecord.objects.filter(pk=build.pk, status=BuildStatus.QUEUED).update(
-            status=BuildStatus.ERROR, error=f"could not reach the Celery broker: {exc}", finished_at=timezone.now()
+            status=BuildStatus.ERROR, error=build.error, finished_at=timezone.now()
         )
 
 

@@ -60,6 +60,7 @@ class _Candidate:
     build: BuildRecord
     repeat: int
     run: Run
+    confirms: bool = False
 
 
 # Earlier runs looked at per verdict: enough for any baseline window and noise
@@ -109,19 +110,21 @@ def earlier_matching_runs(*, build_run: BuildRun, new_run: Run) -> list[_Candida
             continue
         if regression_config_hash(run.configuration) != want_hash:
             continue
-        out.append(_Candidate(earlier_run.build, earlier_run.repeat, run))
+        out.append(_Candidate(earlier_run.build, earlier_run.repeat, run, earlier_run.confirms))
     return out
 
 
 def baseline_candidates(candidates: Sequence[_Candidate]) -> list[_Candidate]:
-    """Return one run per earlier build (its lowest repeat), newest build first."""
-    seen: set[int] = set()
-    out = []
+    """Return one run per earlier build, newest build first: its confirmation
+    re-run if it had one, else its lowest repeat. An accepted build with a
+    re-run is one whose first run was refuted as an outlier
+    (services/confirmation.py), and the re-run is the run that held."""
+    by_build: dict[int, _Candidate] = {}
     for candidate in candidates:
-        if candidate.build.pk not in seen:
-            seen.add(candidate.build.pk)
-            out.append(candidate)
-    return out
+        held = by_build.get(candidate.build.pk)
+        if held is None or (candidate.confirms and not held.confirms):
+            by_build[candidate.build.pk] = candidate
+    return list(by_build.values())
 
 
 def noise_of(*, candidates: Sequence[_Candidate], subscription: Subscription) -> Noise:
