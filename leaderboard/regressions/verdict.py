@@ -9,6 +9,10 @@ A change is called only when it is
    the medians of earlier runs of the same comparison (the noise floor, on a
    log scale: see Noise).
 
+A change that passes all three is then re-run on the same build before it
+stands (services/confirmation.py): the re-run must pass them too, against the
+same baseline and floor, in the same direction.
+
 Significance alone flags tiny real shifts once there are enough samples; size
 alone flags noise. And both together still flag *drift*: two runs of the same
 build on a busy machine differ by more than the spread within either run
