@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,8 @@ from runners.pipeline import run_job  # noqa: E402
 
 Runs = list[list[float]]
 # Judges run j, its samples times a factor (1.0: as measured; 0.95: slowed 5%),
-# against run i; returns whether it was flagged.
-Judge = Callable[[float, int, int], bool]
+# against run i; returns the verdict's kind.
+Judge = Callable[[float, int, int], Kind]
 # (baseline i, new j, n, count) -> the runs whose medians give the noise floor.
 History = Callable[[int, int, int, int], list[int]]
 
@@ -124,7 +125,7 @@ def nightly_pairs(count: int) -> list[tuple[int, int]]:
 
 
 def old_judge(runs: Runs, rule: Rule) -> Judge:
-    return lambda factor, i, j: judge(_scaled(runs[j], factor), runs[i], rule).kind != Kind.NONE
+    return lambda factor, i, j: judge(_scaled(runs[j], factor), runs[i], rule).kind
 
 
 def _scaled(samples: list[float], factor: float) -> list[float]:
@@ -145,7 +146,7 @@ def _noise_cache(runs: Runs, rule: Rule, n: int, history: History) -> Callable[[
 
 def new_judge(runs: Runs, rule: Rule, n: int, history: History = history_of) -> Judge:
     noise = _noise_cache(runs, rule, n, history)
-    return lambda factor, i, j: judge(_scaled(runs[j], factor), runs[i], rule, noise(i, j)).kind != Kind.NONE
+    return lambda factor, i, j: judge(_scaled(runs[j], factor), runs[i], rule, noise(i, j)).kind
 
 
 def confirmed_judge(runs: Runs, rule: Rule, n: int, history: History = history_of, reruns: int = 1) -> Judge:
@@ -155,13 +156,14 @@ def confirmed_judge(runs: Runs, rule: Rule, n: int, history: History = history_o
     same change. Use with confirmable_pairs."""
     noise = _noise_cache(runs, rule, n, history)
 
-    def _judge(factor: float, i: int, j: int) -> bool:
+    def _judge(factor: float, i: int, j: int) -> Kind:
         first = judge(_scaled(runs[j], factor), runs[i], rule, noise(i, j)).kind
         if first == Kind.NONE:
-            return False
-        return all(
+            return first
+        reruns_agree = all(
             judge(_scaled(runs[j + k], factor), runs[i], rule, noise(i, j)).kind == first for k in range(1, reruns + 1)
         )
+        return first if reruns_agree else Kind.NONE
 
     return _judge
 
@@ -176,16 +178,18 @@ def confirmable_pairs(pairs: list[tuple[int, int]], count: int, reruns: int = 1)
 DETECTION_PAIRS_MAX = 2000
 
 
-def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[int, dict[float, float]]:
-    """Return how many of ``pairs`` the rule flags (A/A false positives) and the detection rate per
-    injected slowdown (%), the latter on at most DETECTION_PAIRS_MAX of them."""
-    false_positives = sum(flagged(1.0, i, j) for i, j in pairs)
+def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[int, int, dict[float, float]]:
+    """Return how many of ``pairs`` the rule calls a change (A/A false positives), how many of
+    those it calls a regression, and the rate at which it calls an injected slowdown (%) a
+    regression, the latter on at most DETECTION_PAIRS_MAX of the pairs."""
+    kinds = [flagged(1.0, i, j) for i, j in pairs]
+    changes, regressions = sum(k != Kind.NONE for k in kinds), sum(k == Kind.REGRESSION for k in kinds)
     sample = random.Random(0).sample(pairs, DETECTION_PAIRS_MAX) if len(pairs) > DETECTION_PAIRS_MAX else pairs
     detection = {}
     for d in [step / 2 for step in range(1, 41)] + [float(step) for step in range(21, 41)]:
-        hits = sum(flagged(1 - d / 100, i, j) for i, j in sample)
+        hits = sum(flagged(1 - d / 100, i, j) == Kind.REGRESSION for i, j in sample)
         detection[d] = hits / len(sample)
-    return false_positives, detection
+    return changes, regressions, detection
 
 
 def upper_bound_95(flagged: int, trials: int) -> float:
@@ -226,8 +230,19 @@ def _meta(args: argparse.Namespace, started: float, load_before: float) -> dict[
     }  # fmt: skip
 
 
-# Per order, per rule: (A/A pairs flagged, pairs, detection rate per slowdown %).
-Results = dict[str, dict[str, tuple[int, int, dict[float, float]]]]
+@dataclass(frozen=True)
+class Row:
+    """One rule on one set of pairs: A/A pairs called a change, of those called a
+    regression, the pairs, and the detection rate per injected slowdown (%)."""
+
+    changes: int
+    regressions: int
+    pairs: int
+    detection: dict[float, float]
+
+
+# Per order, per rule.
+Results = dict[str, dict[str, Row]]
 
 
 def judge_set(runs: Runs, meta: dict[str, Any], rule: Rule, history_max: int) -> Results:
@@ -253,16 +268,14 @@ def judge_set(runs: Runs, meta: dict[str, Any], rule: Rule, history_max: int) ->
             rules[f"+ noise floor {rule.noise_k:g} x SD of {n} runs"] = new_judge(runs, rule, n, history)
         results[order] = {}
         for name, flagged in rules.items():
-            false_positives, detection = rates(runs, flagged, pairs)
-            results[order][name] = (false_positives, len(pairs), detection)
+            changes, regressions, detection = rates(runs, flagged, pairs)
+            results[order][name] = Row(changes, regressions, len(pairs), detection)
         # The default rule with one confirmation re-run: the run after j (fewer pairs: j needs a successor).
         confirm_pairs = confirmable_pairs(pairs, len(runs))
         confirmed = confirmed_judge(runs, rule, history_max, history)
-        false_positives, detection = rates(runs, confirmed, confirm_pairs)
-        results[order][f"  + confirmed by 1 re-run ({history_max} runs)"] = (
-            false_positives,
-            len(confirm_pairs),
-            detection,
+        changes, regressions, detection = rates(runs, confirmed, confirm_pairs)
+        results[order][f"  + confirmed by 1 re-run ({history_max} runs)"] = Row(
+            changes, regressions, len(confirm_pairs), detection
         )
         print_order(order, results[order])
     n = len(runs[0])
@@ -275,18 +288,21 @@ ALL_PAIRS = "all ordered pairs (any baseline, history cyclic)"
 NIGHTLY = "nightly order (run j vs run j-1, history up to j-1)"
 
 
-def print_order(order: str, by_rule: dict[str, tuple[int, int, dict[float, float]]]) -> None:
-    pairs = next(iter(by_rule.values()))[1]
+def print_order(order: str, by_rule: dict[str, Row]) -> None:
     print()
-    print(f"A/A pairs, {order}: {pairs}")
-    print(f"{'rule':<40} {'A/A FPR':>8} {'bound':>7} {'95% at':>7} {'50% at':>7}   "
-          f"detection at 3/5/10/20/40% slowdown")  # fmt: skip
-    for name, (flagged_n, n_pairs, detection) in by_rule.items():
-        s95, s50 = smallest(detection, 0.95), smallest(detection, 0.5)
-        curve = " ".join(f"{100 * detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
-        print(f"{name:<40} {100 * flagged_n / n_pairs:7.2f}% {100 * upper_bound_95(flagged_n, n_pairs):6.2f}% "
-              f"{s95 if s95 is not None else '>40':>6}% {s50 if s50 is not None else '>40':>6}%   {curve}   "
-              f"({flagged_n}/{n_pairs})")  # fmt: skip
+    print(f"A/A pairs, {order}: {next(iter(by_rule.values())).pairs}")
+    print(f"{'rule':<40} {'change':>7} {'bound':>7} {'regr.':>7} {'bound':>7} {'95% at':>7} {'50% at':>7}   "
+          f"detection at 3/5/10/20/40% slowdown   (changes, regressions / pairs)")  # fmt: skip
+    for name, row in by_rule.items():
+        s95, s50 = smallest(row.detection, 0.95), smallest(row.detection, 0.5)
+        curve = " ".join(f"{100 * row.detection[d]:5.1f}" for d in (3.0, 5.0, 10.0, 20.0, 40.0))
+        rates_pct = " ".join(
+            f"{100 * k / row.pairs:6.2f}% {100 * upper_bound_95(k, row.pairs):6.2f}%"
+            for k in (row.changes, row.regressions)
+        )
+        counts = f"({row.changes}, {row.regressions} / {row.pairs})"
+        print(f"{name:<40} {rates_pct} {s95 if s95 is not None else '>40':>6}% "
+              f"{s50 if s50 is not None else '>40':>6}%   {curve}   {counts}")  # fmt: skip
 
 
 def print_totals(all_results: list[Results]) -> None:
@@ -298,9 +314,11 @@ def print_totals(all_results: list[Results]) -> None:
         totals = {}
         for name in names:
             rows = [r[order][name] for r in all_results]
-            levels = rows[0][2].keys()
-            detection = {d: statistics.fmean(row[2][d] for row in rows) for d in levels}
-            totals[name] = (sum(row[0] for row in rows), sum(row[1] for row in rows), detection)
+            detection = {d: statistics.fmean(row.detection[d] for row in rows) for d in rows[0].detection}
+            totals[name] = Row(
+                sum(row.changes for row in rows), sum(row.regressions for row in rows),
+                sum(row.pairs for row in rows), detection,
+            )  # fmt: skip
         print_order(order, totals)
 
 
@@ -350,12 +368,15 @@ def main() -> int:
             "within_run_cv_pct": statistics.fmean(100 * statistics.stdev(r) / statistics.fmean(r) for r in runs),
             "between_run_cv_pct": 100 * statistics.stdev(medians) / statistics.fmean(medians),
             "rule": {"alpha": rule.alpha, "threshold_pct": rule.threshold_pct, "noise_k": rule.noise_k},
-            "results": {order: {name: {"false_positives": flagged_n, "pairs": n_pairs, "fpr": flagged_n / n_pairs,
-                                       "upper_bound_95": upper_bound_95(flagged_n, n_pairs),
-                                       "detection_rate": detection,
-                                       "smallest_slowdown_95_pct": smallest(detection, 0.95),
-                                       "smallest_slowdown_50_pct": smallest(detection, 0.5)}
-                                for name, (flagged_n, n_pairs, detection) in by_rule.items()}
+            "results": {order: {name: {"changes": row.changes, "regressions": row.regressions, "pairs": row.pairs,
+                                       "fpr": row.changes / row.pairs,
+                                       "upper_bound_95": upper_bound_95(row.changes, row.pairs),
+                                       "regression_fpr": row.regressions / row.pairs,
+                                       "regression_upper_bound_95": upper_bound_95(row.regressions, row.pairs),
+                                       "detection_rate": row.detection,
+                                       "smallest_slowdown_95_pct": smallest(row.detection, 0.95),
+                                       "smallest_slowdown_50_pct": smallest(row.detection, 0.5)}
+                                for name, row in by_rule.items()}
                         for order, by_rule in all_results[0].items()},
         }, indent=1))  # fmt: skip
     return 0

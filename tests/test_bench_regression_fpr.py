@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import regression_fpr  # noqa: E402
 
-from leaderboard.regressions.verdict import MIN_NOISE_RUNS, Rule  # noqa: E402
+from leaderboard.regressions.verdict import MIN_NOISE_RUNS, Kind, Rule  # noqa: E402
 
 
 def test_nightly_order_judges_each_run_against_the_one_before_with_only_earlier_history():
@@ -33,10 +33,12 @@ def test_a_drifted_run_is_flagged_by_the_old_rule_and_held_back_by_a_noisy_floor
     rule = Rule()
     old = regression_fpr.old_judge(runs, rule)
     new = regression_fpr.new_judge(runs, rule, 4, regression_fpr.history_up_to)
-    assert old(1.0, 3, 4)  # -5%, p tiny: the old rule calls drift a regression
-    assert not new(1.0, 3, 4)  # history swings ±4%: 5 x SD is far beyond 5%
-    flagged, detection = regression_fpr.rates(runs, old, [(3, 4)])
-    assert flagged == 1 and detection[40.0] == 1.0
+    assert old(1.0, 3, 4) == Kind.REGRESSION  # -5%, p tiny: the old rule calls drift a regression
+    assert new(1.0, 3, 4) == Kind.NONE  # history swings ±4%: 5 x SD is far beyond 5%
+    changes, regressions, detection = regression_fpr.rates(runs, old, [(3, 4), (1, 2)])
+    assert (changes, regressions) == (2, 2) and detection[40.0] == 1.0
+    changes, regressions, _ = regression_fpr.rates(runs, old, [(2, 1)])  # +8.3%: a change, no regression
+    assert (changes, regressions) == (1, 0)
 
 
 def test_the_bound_is_clopper_pearson_so_zero_of_n_is_about_three_over_n():
@@ -71,7 +73,7 @@ def test_one_outlier_run_is_not_confirmed_by_the_run_after_it_but_a_real_slowdow
     rule = Rule()
     unconfirmed = regression_fpr.new_judge(runs, rule, 10, regression_fpr.history_up_to)
     confirmed = regression_fpr.confirmed_judge(runs, rule, 10, regression_fpr.history_up_to)
-    assert unconfirmed(1.0, 4, 5)  # the outlier alone is beyond the quiet floor
-    assert not confirmed(1.0, 4, 5)  # the re-run (run 6) shows no change
-    assert confirmed(0.9, 3, 4)  # a real 10% slowdown shows in the re-run too
+    assert unconfirmed(1.0, 4, 5) == Kind.REGRESSION  # the outlier alone is beyond the quiet floor
+    assert confirmed(1.0, 4, 5) == Kind.NONE  # the re-run (run 6) shows no change
+    assert confirmed(0.9, 3, 4) == Kind.REGRESSION  # a real 10% slowdown shows in the re-run too
     assert regression_fpr.confirmable_pairs([(4, 5), (5, 6), (6, 5)], 7) == [(4, 5)]
