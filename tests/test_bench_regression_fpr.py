@@ -77,3 +77,15 @@ def test_one_outlier_run_is_not_confirmed_by_the_run_after_it_but_a_real_slowdow
     assert confirmed(1.0, 4, 5) == Kind.NONE  # the re-run (run 6) shows no change
     assert confirmed(0.9, 3, 4) == Kind.REGRESSION  # a real 10% slowdown shows in the re-run too
     assert regression_fpr.confirmable_pairs([(4, 5), (5, 6), (6, 5)], 7) == [(4, 5)]
+
+
+def test_orders_nightly_skips_the_all_pairs_stress_test(tmp_path, capsys, monkeypatch):
+    import json
+
+    path = tmp_path / "a.json"
+    base = [100.0 + 0.2 * k for k in range(10)]
+    path.write_text(json.dumps({"runs": [[v * f for v in base] for f in (1.0, 1.01, 0.99, 1.0, 1.005)], "meta": {}}))
+    monkeypatch.setattr(sys, "argv", ["regression_fpr.py", "--orders", "nightly", "--from-json", str(path)])
+    assert regression_fpr.main() == 0
+    out = capsys.readouterr().out
+    assert "nightly order" in out and "all ordered pairs" not in out
