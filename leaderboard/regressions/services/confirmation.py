@@ -110,7 +110,8 @@ def _judge_reruns(build: BuildRecord, verdict: Verdict) -> None:
         _settle(verdict, Confirmation.UNCHECKED, "no baseline run left to re-judge against; the first run stands")
         return
     rule = Rule(alpha=verdict.alpha, threshold_pct=verdict.threshold_pct, noise_k=verdict.noise_k)
-    outcomes = [judge(decode_samples(run), decode_samples(baseline), rule, verdict.noise) for run in finished]
+    baseline_samples = decode_samples(baseline)
+    outcomes = [judge(decode_samples(run), baseline_samples, rule, verdict.noise) for run in finished]
     if not outcomes:
         _settle(verdict, Confirmation.UNCHECKED, "the re-run did not finish; the first run stands")
         return
