@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("leaderboard.results.api.urls")),
     path("api/jobs/", include("leaderboard.jobs.urls")),
+    path("api/llama-bench/", include("leaderboard.intake.urls")),
     path("regressions/", include("leaderboard.regressions.urls")),
     path("", include("leaderboard.boards.urls")),
 ]
