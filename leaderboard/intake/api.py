@@ -48,7 +48,7 @@ class LlamaBenchImportApi(ApiMixin, APIView):
         request={"text/plain": {"type": "string"}},
         parameters=[
             OpenApiParameter("rig", str, description="The token's rig (default); another name is refused (403)."),
-            OpenApiParameter("format", str, enum=list(FORMATS), description="Detected when omitted."),
+            OpenApiParameter("file_format", str, enum=list(FORMATS), description="Detected when omitted."),
             OpenApiParameter("notes", str, description="Stored with every run."),
         ],
         responses={
@@ -68,7 +68,7 @@ class LlamaBenchImportApi(ApiMixin, APIView):
             raise exceptions.PermissionDenied(
                 f"This token belongs to rig {token.rig.name!r}; it cannot import runs for rig {claimed!r}."
             )
-        fmt = request.query_params.get("format") or None
+        fmt = request.query_params.get("file_format") or None  # ?format= is DRF's renderer switch
         text = request.data if isinstance(request.data, str) else ""
         if not text.strip():
             return error_response({"body": ["The body is empty: send the llama-bench output file."]}, 400)

@@ -58,7 +58,7 @@ def _import(args: argparse.Namespace, service: Mapping[str, Any]) -> int:
         return 0
     if not service.get("url") or not service.get("token"):
         raise ConfigError("service", "url and token are needed to import (give --config or --url and --token)")
-    params = {"notes": args.notes, **({"format": args.format} if args.format else {})}
+    params = {"notes": args.notes, **({"file_format": args.format} if args.format else {})}
     if service.get("rig"):
         params["rig"] = service["rig"]
     resp = requests.post(

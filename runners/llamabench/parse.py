@@ -235,6 +235,9 @@ def parse(text: str, *, fmt: str | None = None, max_rows: int = MAX_ROWS) -> lis
     rows = _read_rows(text, fmt)
     if not rows:
         raise LlamaBenchError({"file": ["No test rows."]})
+    hallmarks = ("build_commit", "avg_ts", "n_prompt", "model_type")
+    if not any(isinstance(row, dict) and any(k in row for k in hallmarks) for row in rows):
+        raise LlamaBenchError({"file": [f"Not llama-bench output: no row has any of {', '.join(hallmarks)}."]})
     if len(rows) > max_rows:
         raise LlamaBenchError({"file": [f"{len(rows)} rows; at most {max_rows} per file."]})
     mean_only = False
