@@ -295,6 +295,7 @@ def row_payload(row: BenchRow, *, rig: str, notes: str = "") -> dict[str, Any]:
     raw = row.raw
     arch, quantization = _model_type_parts(raw["model_type"])
     build = f"b{raw['build_number']}-{raw['build_commit']}"
+    samples: list[dict[str, Any]]
     if row.n_gen:
         samples = [
             {"index": i, "decode_tokens_per_s_server": ts, "tokens_generated": row.n_gen}
