@@ -9,5 +9,6 @@ urlpatterns = [
     path("api/jobs/", include("leaderboard.jobs.urls")),
     path("api/llama-bench/", include("leaderboard.intake.urls")),
     path("regressions/", include("leaderboard.regressions.urls")),
+    path("llama-bench/", include("leaderboard.intake.site_urls")),
     path("", include("leaderboard.boards.urls")),
 ]

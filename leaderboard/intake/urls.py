@@ -6,7 +6,7 @@ from django.urls import path
 
 from leaderboard.intake.api import LlamaBenchImportApi
 
-app_name = "intake"
+app_name = "intake-api"
 
 urlpatterns = [
     path("", LlamaBenchImportApi.as_view(), name="llama-bench-import"),
