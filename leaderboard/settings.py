@@ -165,6 +165,31 @@ RIGBOARD_MAX_SWEEP_POINTS = env_int("RIGBOARD_MAX_SWEEP_POINTS", 64)
 RIGBOARD_ELECTRICITY_USD_PER_KWH = env_float("RIGBOARD_ELECTRICITY_USD_PER_KWH", 0.15)
 RIGBOARD_PUBLIC_URL = env_str("RIGBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
 
+# The cache holds the write-throttling counters (and the sign-up / log-in rate
+# limits): Redis when configured, so every worker counts together.
+CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL", ""))
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, got {CACHE_URL!r}")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """Return a DRF throttle rate like ``120/min``; 'off' (or empty) turns the limit off."""
+    value = env_str(name, default).strip()
+    if value in ("", "off"):
+        return None
+    count, _, period = value.partition("/")
+    if not count.isdigit() or period not in ("s", "sec", "m", "min", "h", "hour", "d", "day"):
+        raise ImproperlyConfigured(f"{name} must look like 120/min (or off), got {value!r}")
+    return value
+
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "leaderboard.results.auth.RigTokenAuthentication",
@@ -179,6 +204,14 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.results.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "leaderboard.intake.throttling.RigTokenRateThrottle",
+        "leaderboard.intake.throttling.AccountRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "rig_token": env_rate("RIGBOARD_THROTTLE_RIG_WRITES", "120/min"),
+        "account": env_rate("RIGBOARD_THROTTLE_ACCOUNT_WRITES", "60/min"),
+    },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
