@@ -20,7 +20,8 @@ class _SettingsRate(SimpleRateThrottle):
     (SimpleRateThrottle's class attribute), so a changed setting applies."""
 
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)  # type: ignore[no-any-return]
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope or "")
+        return str(rate) if rate is not None else None
 
 
 class RigTokenRateThrottle(_SettingsRate):
