@@ -89,6 +89,8 @@ INSTALLED_APPS = [
     "leaderboard.regressions",
     "leaderboard.jobs",
     "leaderboard.intake",
+    "allauth",
+    "allauth.account",
 ]
 
 MIDDLEWARE = [
@@ -100,6 +102,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "leaderboard.urls"
@@ -268,6 +271,25 @@ if RIGBOARD_JOB_QUEUE_TTL_S <= 0:
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")
+
+# Community accounts (django-allauth): local accounts signed in by email, which
+# must be confirmed (a link sent through EMAIL_BACKEND) before the first log-in.
+# Sign-up, log-in and confirmation mails are rate-limited by allauth in the cache.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("RIGBOARD_LOGIN_FAILED_LIMIT", "10/m/ip,5/5m/key"),
+    "signup": env_str("RIGBOARD_SIGNUP_LIMIT", "20/m/ip"),
+    "confirm_email": "1/3m/key",
+}
+LOGIN_REDIRECT_URL = "/me/rigs/"
+LOGIN_URL = "/accounts/login/"
 
 LOGGING = {
     "version": 1,

@@ -10,5 +10,7 @@ urlpatterns = [
     path("api/llama-bench/", include("leaderboard.intake.urls")),
     path("regressions/", include("leaderboard.regressions.urls")),
     path("llama-bench/", include("leaderboard.intake.site_urls")),
+    path("accounts/", include("allauth.urls")),
+    path("me/", include("leaderboard.intake.owner_urls")),
     path("", include("leaderboard.boards.urls")),
 ]

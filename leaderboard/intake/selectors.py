@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
+from leaderboard.intake.models import public_runs_q
 from leaderboard.results.models import ModelFile, Run, RunStatus, Workload
 from runners.llamabench import WORKLOAD_PREFIX
 
@@ -23,7 +24,7 @@ def bench_tokens_per_s(run: Run) -> float | None:
 def bench_runs() -> QuerySet[Run]:
     """Return the finished llama-bench runs with what the pages show."""
     return (
-        Run.objects.filter(status=RunStatus.FINISHED, workload__name__startswith=WORKLOAD_PREFIX)
+        Run.objects.filter(public_runs_q(), status=RunStatus.FINISHED, workload__name__startswith=WORKLOAD_PREFIX)
         .select_related("rig", "stack", "model_file", "configuration", "workload")
         .prefetch_related("rig__gpus")
     )

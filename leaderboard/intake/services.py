@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 
 from leaderboard.results.api.errors import flatten_errors
+from leaderboard.results.api.serializers import fast
 from leaderboard.results.api.serializers.inputs import RunInputSerializer
 from leaderboard.results.models import Provenance, Rig, Run
 from leaderboard.results.services.runs import run_create
@@ -44,6 +45,11 @@ def llama_bench_validated(*, text: str, rig_name: str, fmt: str | None = None, n
     errors: dict[str, list[str]] = {}
     validated = []
     for row, payload in zip(rows, llamabench.row_payloads(rows, rig=rig_name, notes=notes), strict=True):
+        # The compiled validator POST /api/runs/ uses, and the serializer when it is unsure.
+        plain = fast.validated_or_none(RunInputSerializer, payload)
+        if plain is not None:
+            validated.append(plain)
+            continue
         serializer = RunInputSerializer(data=payload)
         if serializer.is_valid():
             validated.append(serializer.validated_data)

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.intake.models import public_runs_q
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.permissions import token_rig_name
@@ -72,7 +73,8 @@ class RunListApi(ApiMixin, generics.ListAPIView):
     ordering = ["-created_at"]
 
     def get_queryset(self) -> Any:
-        return selectors.run_list()
+        # Runs of community rigs awaiting review stay out of public lists (leaderboard/intake).
+        return selectors.run_list().filter(public_runs_q())
 
 
 class RunCreateApi(ApiMixin, APIView):
