@@ -1,40 +1,13 @@
-"""Write limits per rig token and per account, counted in the real Redis (429 + Retry-After)."""
+"""Write limits per rig token and per account, counted in the real Redis (429 + Retry-After);
+log-in brute force stopped by allauth's rate limit, counted there too."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
-import redis
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from tests.fixtures.celery_worker import redis_url_for_tests
-
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def redis_cache(settings):
-    """The cache on the test Redis, under a prefix of this test's own; yield a client on it."""
-    url = redis_url_for_tests()
-    client = redis.Redis.from_url(url)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"Redis is not answering at {url}: {exc}")
-    prefix = f"throttle-test-{uuid.uuid4().hex}"
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": prefix}
-    }
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
-        "DEFAULT_THROTTLE_RATES": {"rig_token": "3/min", "account": "2/min"},
-    }
-    yield client, prefix
-    keys = list(client.scan_iter(f"{prefix}*"))
-    if keys:
-        client.delete(*keys)
 
 
 def test_a_token_past_its_write_limit_gets_429_with_retry_after(redis_cache, make_rig_with_token):
@@ -62,3 +35,18 @@ def test_an_account_past_its_write_limit_gets_429(redis_cache):
     refused = client.post("/api/jobs/", {"rig": "nope"}, format="json")
     assert refused.status_code == 429
     assert int(refused["Retry-After"]) > 0
+
+
+def test_failed_log_ins_are_rate_limited(redis_cache):
+    User.objects.create_user("victim@example.org", "victim@example.org", "the-right-pass-phrase-1")
+    client = APIClient()
+    pages = [
+        client.post("/accounts/login/", {"login": "victim@example.org", "password": f"wrong-{i}"}).content.decode()
+        for i in range(6)
+    ]
+    limited = "Too many failed login attempts"
+    assert not any(limited in page for page in pages[:5])
+    assert limited in pages[5]  # allauth's login_failed limit: 5 per 5 minutes per account
+    # Even the right password is refused while the limit holds.
+    right = client.post("/accounts/login/", {"login": "victim@example.org", "password": "the-right-pass-phrase-1"})
+    assert limited in right.content.decode()
