@@ -11,12 +11,9 @@ from rest_framework import exceptions, parsers
 
 from leaderboard.results.api.errors import RequestTooLarge
 
-# A 1000-row -o json file is ~1.3 MB; runs posted one by one stay at RIGBOARD_MAX_BODY_BYTES.
-DEFAULT_MAX_FILE_BYTES = 4 * 1024 * 1024
-
 
 def max_file_bytes() -> int:
-    return int(getattr(settings, "RIGBOARD_LLAMA_BENCH_MAX_BYTES", DEFAULT_MAX_FILE_BYTES))
+    return int(settings.RIGBOARD_LLAMA_BENCH_MAX_BYTES)
 
 
 class LlamaBenchFileParser(parsers.BaseParser):

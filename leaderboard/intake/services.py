@@ -32,7 +32,7 @@ class LlamaBenchImport:
 
 
 def max_rows() -> int:
-    return int(getattr(settings, "RIGBOARD_LLAMA_BENCH_MAX_ROWS", llamabench.MAX_ROWS))
+    return int(settings.RIGBOARD_LLAMA_BENCH_MAX_ROWS)
 
 
 def llama_bench_validated(*, text: str, rig_name: str, fmt: str | None = None, notes: str = "") -> list[dict[str, Any]]:
