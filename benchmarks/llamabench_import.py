@@ -21,7 +21,15 @@ import time
 from pathlib import Path
 
 from ingest import SETUP_RIG, free_port, manage, service_env, start_gunicorn
-from ingest_db import drop_database, load_average, recreate_database, table_counts, with_database
+from ingest_db import (
+    cpu_snapshot,
+    cpu_used,
+    drop_database,
+    load_average,
+    recreate_database,
+    table_counts,
+    with_database,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -78,6 +86,7 @@ def main() -> int:
     try:
         print(f"load average before: {load_average()}")
         file_rates = []
+        cpu_before = cpu_snapshot(server.pid, database_url, args.db_name)
         for n in range(args.files):
             text = bench_file(args.rows, offset=1 + n * args.rows, seed=n)
             status, elapsed, data = post(port, "/api/llama-bench/", text.encode(), token, "text/plain")
@@ -86,15 +95,18 @@ def main() -> int:
             file_rates.append(args.rows / elapsed)
             size_mb = len(text) / 1e6
             print(f"file {n + 1}: {args.rows} rows ({size_mb:.2f} MB) in {elapsed:.2f} s = {file_rates[-1]:.0f} rows/s")
-        # The same kind of rows, one POST /api/runs/ each, one keep-alive-less client.
+        import_cpu = cpu_used(cpu_before, cpu_snapshot(server.pid, database_url, args.db_name))
+        # The same kind of rows, one POST /api/runs/ each, one client.
         text = bench_file(args.rows, offset=1 + args.files * args.rows, seed=99)
         payloads = llamabench.row_payloads(llamabench.parse(text), rig="bench-rig")
+        cpu_before = cpu_snapshot(server.pid, database_url, args.db_name)
         started = time.perf_counter()
         for payload in payloads:
             status, _, data = post(port, "/api/runs/", json.dumps(payload).encode(), token, "application/json")
             if status != 201:
                 sys.exit(f"POST /api/runs/ answered {status}: {data[:500]!r}")
         single = len(payloads) / (time.perf_counter() - started)
+        single_cpu = cpu_used(cpu_before, cpu_snapshot(server.pid, database_url, args.db_name))
         counts = table_counts(database_url)
         expected = (args.files + 1) * args.rows
         if counts.get("results_run") != expected:
@@ -105,6 +117,16 @@ def main() -> int:
             f"median {file_rates[len(file_rates) // 2]:.0f} rows/s (min {file_rates[0]:.0f}, max {file_rates[-1]:.0f})"
         )
         print(f"the same rows one POST /api/runs/ each (1 client, sequential): {single:.0f} runs/s")
+        cores = os.cpu_count() or 1
+        for label, used, rows in (
+            ("import", import_cpu, args.files * args.rows),
+            ("single POSTs", single_cpu, len(payloads)),
+        ):
+            service_ms, postgres_ms = (1000 * used[side] / rows for side in ("service", "postgres"))
+            print(
+                f"CPU per row, {label}: gunicorn {service_ms:.1f} ms + PostgreSQL {postgres_ms:.1f} ms "
+                f"-> ceiling on {cores} idle CPUs: {1000 * cores / (service_ms + postgres_ms):.0f} rows/s"
+            )
         print(f"database after: {counts}; load average after: {load_average()}")
         print("concurrent single-run POSTs: run `make bench-ingest` (8 clients) beside this figure")
     finally:

@@ -291,6 +291,14 @@ ACCOUNT_RATE_LIMITS = {
     "signup": env_str("RIGBOARD_SIGNUP_LIMIT", "20/m/ip"),
     "confirm_email": "1/3m/key",
 }
+# Social log-in is optional: RIGBOARD_SOCIAL_PROVIDERS=github,gitlab adds allauth's
+# providers (their client ids and secrets are entered in the admin: Social applications).
+SOCIAL_PROVIDERS = env_list("RIGBOARD_SOCIAL_PROVIDERS", [])
+for _provider in SOCIAL_PROVIDERS:
+    if not _provider.replace("_", "").isalnum():
+        raise ImproperlyConfigured(f"RIGBOARD_SOCIAL_PROVIDERS: {_provider!r} is not a provider name")
+if SOCIAL_PROVIDERS:
+    INSTALLED_APPS += ["allauth.socialaccount", *(f"allauth.socialaccount.providers.{p}" for p in SOCIAL_PROVIDERS)]
 LOGIN_REDIRECT_URL = "/me/rigs/"
 LOGIN_URL = "/accounts/login/"
 

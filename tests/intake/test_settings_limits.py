@@ -35,3 +35,16 @@ def test_redis_url_puts_the_cache_on_redis_and_a_bad_cache_url_stops_startup():
     assert "locmem" in json.loads(_load().stdout)["cache"]["BACKEND"]
     result = _load(CACHE_URL="memcached://x")
     assert result.returncode != 0 and "CACHE_URL must be a redis:// URL" in result.stderr
+
+
+def test_social_providers_are_optional_and_named_in_the_environment():
+    code = "from leaderboard import settings as s\nprint(','.join(a for a in s.INSTALLED_APPS if 'social' in a))\n"
+    run = lambda **o: subprocess.run(  # noqa: E731
+        [sys.executable, "-c", code], cwd=ROOT, env=_env(**o), capture_output=True, text=True, timeout=60
+    )
+    assert run().stdout.strip() == ""
+    assert run(RIGBOARD_SOCIAL_PROVIDERS="github").stdout.strip() == (
+        "allauth.socialaccount,allauth.socialaccount.providers.github"
+    )
+    bad = run(RIGBOARD_SOCIAL_PROVIDERS="git hub")
+    assert bad.returncode != 0 and "RIGBOARD_SOCIAL_PROVIDERS" in bad.stderr
