@@ -277,8 +277,10 @@ def configuration_payload(row: BenchRow) -> dict[str, Any]:
     verbatim in ``extra_args`` as ``name=value`` (they count in the configuration's hash)."""
     raw = row.raw
     config: dict[str, Any] = {target: raw.get(source) for source, target in CONFIG_MAP.items()}
-    # llama-bench sizes its context to the test: prompt + generation + depth.
-    config["ctx_size"] = row.n_prompt + row.n_gen + row.n_depth
+    # llama-bench sizes its context to the test (prompt + generation + depth), which
+    # the workload already names; left out, one invocation's tests share one
+    # configuration, so two configurations compare over every test.
+    config["ctx_size"] = None
     config["parallel"] = 1
     config["flash_attn"] = _flash_attn(raw.get("flash_attn"))
     split = str(raw.get("tensor_split") or "")

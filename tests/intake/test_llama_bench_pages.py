@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "llama_bench"
 
 
-def bench_text(*, scale: float = 1.0, build_number: int | None = None) -> str:
+def bench_text(*, scale: float = 1.0, build_number: int | None = None, threads: int | None = None) -> str:
     """The real -o json file, its figures scaled (another GPU, another build)."""
     rows = json.loads((FILES / "gemma-cpu.json").read_text())
     for row in rows:
@@ -23,6 +23,8 @@ def bench_text(*, scale: float = 1.0, build_number: int | None = None) -> str:
         row["avg_ts"] = sum(row["samples_ts"]) / len(row["samples_ts"])
         if build_number is not None:
             row["build_number"] = build_number
+        if threads is not None:
+            row["n_threads"] = threads
     return json.dumps(rows)
 
 
@@ -56,3 +58,19 @@ def test_compare_lists_each_test_with_both_builds_and_the_speedup():
     assert sorted(r.test for r in rows) == ["pp32 @ d0", "pp32 @ d64", "tg8 @ d0", "tg8 @ d64"]
     assert all(r.speedup == pytest.approx(1.25) for r in rows)
     assert "1.25" in page.content.decode()
+
+
+def test_compare_two_configurations_holds_the_build():
+    rig = rig_create(name="cfg-rig", gpus=[GpuSpec(model="RTX 4090")])
+    a = llama_bench_import(rig=rig, text=bench_text(threads=2))
+    b = llama_bench_import(rig=rig, text=bench_text(scale=0.5, threads=8))
+    llama_bench_import(rig=rig, text=bench_text(scale=9.0, threads=8, build_number=7))  # another build: not paired
+    hash_a, hash_b = a.runs[0].configuration.config_hash, b.runs[0].configuration.config_hash
+    assert hash_a != hash_b
+    assert {r.configuration.config_hash for r in a.runs} == {hash_a}  # one invocation, one configuration
+
+    page = Client().get("/llama-bench/compare/", {"rig": "cfg-rig", "vary": "config", "a": hash_a, "b": hash_b})
+
+    rows = page.context["rows"]
+    assert sorted(r.test for r in rows) == ["pp32 @ d0", "pp32 @ d64", "tg8 @ d0", "tg8 @ d64"]
+    assert all(r.speedup == pytest.approx(0.5) for r in rows)
