@@ -8,10 +8,10 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.specs import spec_validate
 from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildRun, ReferenceConfig, Subscription, Verdict
 from leaderboard.regressions.services.detection import nightly_schedule_ensure, subscription_check
-from leaderboard.results.services.runs import ApplicationError
 
 
 class ReferenceConfigInline(admin.StackedInline):

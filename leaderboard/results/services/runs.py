@@ -16,6 +16,7 @@ from typing import Any
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.results.db import prepared_cursor
 from leaderboard.results.models import (
     Configuration,
@@ -32,16 +33,6 @@ from leaderboard.results.models import (
 from leaderboard.results.services import ingest_sql
 from leaderboard.results.services.keys import comparison_key, config_hash
 from leaderboard.results.services.summary import run_summary_apply, run_summary_update
-
-
-class ApplicationError(Exception):
-    """A request the service understood but refuses; ``field`` names the culprit."""
-
-    def __init__(self, message: str, *, field: str | None = None, status_code: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        self.status_code = status_code
 
 
 @dataclass(frozen=True)
