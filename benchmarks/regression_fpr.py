@@ -90,8 +90,8 @@ def one_run(
         "output_path": str(out),
     }  # fmt: skip
     result = run_job(config)
-    if result["status"] != "finished":
-        raise RuntimeError(f"run {index} {result['status']}: {result['failure_reason']}")
+    if result.status != "finished":
+        raise RuntimeError(f"run {index} {result.status}: {result.failure_reason}")
     samples = json.loads(out.read_text())["samples"]
     return [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
 
