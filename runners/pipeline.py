@@ -27,7 +27,7 @@ from typing import Any
 import requests
 from celery.exceptions import SoftTimeLimitExceeded
 
-from runners import report
+from runners import report, stats
 from runners.client import Delivery, EndedByService, LiveRun, ServiceClient
 from runners.config import ConfigError, RigConfig
 from runners.fingerprint import capture
@@ -310,7 +310,10 @@ def limit_text(exc: SoftTimeLimitExceeded) -> str:
 
 def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measurement, live: LiveRun) -> JobResult:
     samples = payload["samples"]
-    tps = [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
+    tps = [
+        stats.decode_tokens_per_s(server=s["decode_tokens_per_s_server"], client=s["decode_tokens_per_s_client"])
+        for s in samples
+    ]
     summary = summarize([v for v in tps if v is not None])
     rows = [_Row(s, v) for s, v in zip(samples, tps, strict=True)]
     points = [_PointRow(p) for p in payload["sweep_points"]]

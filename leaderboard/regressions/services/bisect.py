@@ -16,7 +16,6 @@ from django.conf import settings
 
 from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.services.detection import build_queue
-from leaderboard.regressions.services.verdicts import decode_samples
 from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
 from runners.gitrepo import GitError, commits_between, mirror
@@ -81,7 +80,7 @@ def bisect_step(*, build: BuildRecord, verdict: Verdict | None = None) -> Verdic
     run = Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED).first() if build_run else None
     slow = None
     if run is not None and build.status == BuildStatus.BENCHMARKED:
-        median = run_median(decode_samples(run))
+        median = run_median(run.decode_samples())
         slow = nearer_to_bad(median=median, good=verdict.baseline_median, bad=verdict.new_median)
     if slow is None:
         # A midpoint that does not build or run cannot be placed: stop, say where.
