@@ -107,22 +107,6 @@ def _workload_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, An
     return _blank(data, Workload, exclude=["description"]), {"description": data.get("description") or ""}
 
 
-def stack_get_or_create(*, data: Mapping[str, Any]) -> Stack:
-    return _get_or_create(Stack, *_stack_key(data))
-
-
-def model_file_get_or_create(*, data: Mapping[str, Any]) -> ModelFile:
-    return _get_or_create(ModelFile, *_model_file_key(data))
-
-
-def configuration_get_or_create(*, data: Mapping[str, Any]) -> Configuration:
-    return _get_or_create(Configuration, *_configuration_key(data))
-
-
-def workload_get_or_create(*, data: Mapping[str, Any]) -> Workload:
-    return _get_or_create(Workload, *_workload_key(data))
-
-
 @dataclass(frozen=True)
 class _Found:
     """What the ingest lookup found: catalog rows by natural key (None when missing),
