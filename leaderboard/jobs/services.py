@@ -31,7 +31,7 @@ from leaderboard.core.queues import rig_task_send
 from leaderboard.jobs.models import RUN_BENCHMARK_TASK, BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.specs import spec_validate
 from leaderboard.results.models import Rig, Run, RunStatus
-from leaderboard.results.services.runs import run_append
+from leaderboard.results.services.append import run_append
 
 logger = logging.getLogger(__name__)
 

@@ -220,7 +220,7 @@ def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_complet
 def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_and_is_sent_nothing_more(
     live_server: Any, switchable: SwitchableService, cpu_rig: tuple[Rig, str], gemma_server: LlamaServer, tmp_path: Path
 ) -> None:
-    from leaderboard.results.services.runs import run_append
+    from leaderboard.results.services.append import run_append
 
     spec = attach_spec(switchable.url, cpu_rig[1], gemma_server, tmp_path, repetitions=12)
     run_uuid = spec["run_uuid"]

@@ -19,7 +19,9 @@ from leaderboard.results.api.permissions import token_rig_name
 from leaderboard.results.api.serializers import fast, inputs, outputs
 from leaderboard.results.api.views.base import ApiMixin
 from leaderboard.results.models import Provenance, RigToken, Run
-from leaderboard.results.services.runs import RunCreateResult, attach_prefetched, run_append, run_create
+from leaderboard.results.services.append import run_append
+from leaderboard.results.services.lookup import attach_prefetched
+from leaderboard.results.services.runs import RunCreateResult, run_create
 
 _ERRORS = {
     400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),
