@@ -56,14 +56,27 @@ def ingest_lookup(*, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Model
     could hand out rows deleted since, which deferred foreign keys would only
     reveal at COMMIT)."""
     if connection.vendor != "postgresql":
-        return IngestFound(
-            catalog={
-                model: model._default_manager.filter(**lookup).order_by("pk").first()
-                for model, lookup in lookups.items()
-            },
-            rig_gpus=tuple(rig.gpus.order_by("position", "id")),
-            existing_rig_id=Run.objects.filter(uuid=run_uuid).values_list("rig_id", flat=True).first(),
-        )
+        return ingest_lookup_orm(rig=rig, run_uuid=run_uuid, lookups=lookups)
+    return _ingest_lookup_sql(rig=rig, run_uuid=run_uuid, lookups=lookups)
+
+
+def ingest_lookup_orm(
+    *, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Model], Mapping[str, Any]]
+) -> IngestFound:
+    """The plain ORM reading of ``ingest_lookup``: the reference the one-statement
+    PostgreSQL path must agree with (tests/results/test_ingest_lookup.py)."""
+    return IngestFound(
+        catalog={
+            model: model._default_manager.filter(**lookup).order_by("pk").first() for model, lookup in lookups.items()
+        },
+        rig_gpus=tuple(rig.gpus.order_by("position", "id")),
+        existing_rig_id=Run.objects.filter(uuid=run_uuid).values_list("rig_id", flat=True).first(),
+    )
+
+
+def _ingest_lookup_sql(
+    *, rig: Rig, run_uuid: Any, lookups: Mapping[type[models.Model], Mapping[str, Any]]
+) -> IngestFound:
     params: list[Any] = []
     columns = [_row_subquery(model, lookup, params) for model, lookup in lookups.items()]
     quote = connection.ops.quote_name
