@@ -106,12 +106,17 @@ def select_field(bound_field: Any) -> str:
     return format_html('<select name="{}" id="{}">{}</select>', bound_field.html_name, bound_field.auto_id, options)
 
 
+# Constant markup, nothing to escape (format_html with no arguments is deprecated).
+_MEASURED_BADGE = mark_safe('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
+_REPORTED_BADGE = mark_safe('<span class="badge reported" title="Figures as published by the source">reported</span>')
+
+
 @register.simple_tag
 def provenance_badge(row: Any) -> str:
     """Return the measured / reported badge, a reported row's with a link to its source (http(s) only)."""
     if row.provenance != "reported":
-        return format_html('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
-    badge = format_html('<span class="badge reported" title="Figures as published by the source">reported</span>')
+        return _MEASURED_BADGE
+    badge = _REPORTED_BADGE
     url = http_url(row.source_url)
     if url:
         return format_html(
