@@ -8,9 +8,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.intake.models import ReviewStatus, RigOwnership, RunDispute
 from leaderboard.intake.owners import rig_review
-from leaderboard.results.services.runs import ApplicationError
 
 
 @admin.register(RigOwnership)

@@ -9,9 +9,9 @@ from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from leaderboard.core.api.errors import error_response
 from leaderboard.intake.parsers import LlamaBenchFileParser
 from leaderboard.intake.services import LlamaBenchImport, llama_bench_import
-from leaderboard.results.api.errors import error_response
 from leaderboard.results.api.views.base import ApiMixin, APIView
 from leaderboard.results.models import RigToken
 from runners.llamabench import FORMATS, LlamaBenchError

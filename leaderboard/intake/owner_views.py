@@ -7,13 +7,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.intake import owners
 from leaderboard.intake.forms import LlamaBenchUploadForm, RigForm, RigRegisterForm, TokenForm
 from leaderboard.intake.models import RigOwnership
 from leaderboard.intake.services import llama_bench_import
 from leaderboard.results.models import Rig, Run
 from leaderboard.results.services.rigs import rig_token_issue
-from leaderboard.results.services.runs import ApplicationError
 from runners.llamabench import LlamaBenchError
 
 RECENT_RUNS = 10

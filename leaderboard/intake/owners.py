@@ -10,10 +10,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.intake.models import ReviewStatus, RigOwnership, RunDispute
 from leaderboard.results.models import Rig, RigToken, Run
 from leaderboard.results.services.rigs import GpuSpec, rig_create, rig_token_issue, rig_token_revoke
-from leaderboard.results.services.runs import ApplicationError
 
 RIG_FIELDS = ("owner_name", "cpu", "cpu_cores", "ram_gb", "os", "kernel", "driver_version", "cuda_version", "notes")
 

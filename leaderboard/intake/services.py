@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from leaderboard.results.api.errors import flatten_errors
+from leaderboard.core.api.errors import flatten_errors
 from leaderboard.results.api.serializers import fast
 from leaderboard.results.api.serializers.inputs import RunInputSerializer
 from leaderboard.results.models import Provenance, Rig, Run

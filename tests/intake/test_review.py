@@ -13,11 +13,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.intake.models import ReviewStatus, RigOwnership, RunDispute
 from leaderboard.intake.owners import owned_rig_register, rig_review, run_dispute
 from leaderboard.results.models import Run
 from leaderboard.results.services.rigs import GpuSpec
-from leaderboard.results.services.runs import ApplicationError
 from tests.fixtures.api import api_run_payload, post_json
 
 pytestmark = pytest.mark.django_db

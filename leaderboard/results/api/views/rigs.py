@@ -8,7 +8,6 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import generics
 
-from leaderboard.intake.models import public_rigs_q
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RigFilter
 from leaderboard.results.api.serializers import outputs
@@ -32,7 +31,7 @@ class RigListApi(ApiMixin, generics.ListAPIView):
     ordering = ["name"]
 
     def get_queryset(self) -> Any:
-        return selectors.rig_list().filter(public_rigs_q())
+        return selectors.rig_list_public()
 
 
 class RigDetailApi(ApiMixin, generics.RetrieveAPIView):
