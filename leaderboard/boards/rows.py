@@ -103,20 +103,59 @@ class LeaderboardRow:
     source_title: str
     source_url: str
     date: datetime
+    # What the figures are: 'samples', 'published' or 'sweep' (a sweep-only
+    # run ranked by its shortest context's figures).
+    summary_source: str = ""
+    # A reported run's API price as its article printed it (seed 002's cloud row).
+    cost_usd_per_mtok: float | None = None
+    # The date its source gives (YYYY, YYYY-MM or YYYY-MM-DD); '' for measured runs.
+    published_date: str = ""
+    vram_peak_mib: float | None = None
+    failed_checks: int = 0
+    model_file_id: int | None = None
+    gpu_models: tuple[str, ...] = ()
+    source_id: int | None = None
+    source_author: str = ""
+    source_key: str = ""
 
     @property
     def stack(self) -> str:
         return f"{self.engine} {self.build}".strip()
 
+    @property
+    def is_sweep(self) -> bool:
+        return self.summary_source == "sweep"
+
+    @property
+    def date_label(self) -> str:
+        """Return the date a visitor should read: the source's for a reported run, else the run's day."""
+        if self.provenance == "reported" and self.published_date:
+            return self.published_date
+        if self.provenance == "reported":
+            return "undated"
+        return self.date.strftime("%Y-%m-%d")
+
     def export(self) -> dict[str, Any]:
-        """Return the row as the CSV / JSON exports write it (plain values, ISO date)."""
-        out: dict[str, Any] = {name: getattr(self, name) for name in EXPORT_COLUMNS}
+        """Return the row as the CSV / JSON exports write it (plain values, ISO date,
+        floats rounded to 4 decimals so a mean prints 249.303, not 249.30300000000003)."""
+        out: dict[str, Any] = {name: export_value(getattr(self, name)) for name in EXPORT_COLUMNS}
         out["date"] = self.date.isoformat()
         return out
 
 
-# The exported columns, in order: every row field but the internal rig id.
-EXPORT_COLUMNS = [name for name in LeaderboardRow.__dataclass_fields__ if name != "rig_id"]
+def export_value(value: Any) -> Any:
+    """Return ``value`` as an export writes it: floats rounded to 4 decimals, the rest unchanged."""
+    if isinstance(value, float):
+        return round(value, 4)
+    return value
+
+
+# The exported columns, in order: every row field but the internal ids.
+EXPORT_COLUMNS = [
+    name
+    for name in LeaderboardRow.__dataclass_fields__
+    if name not in ("rig_id", "model_file_id", "gpu_models", "source_id", "source_author")
+]
 
 
 def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
@@ -125,6 +164,7 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
     model_file = run.model_file
     configuration = run.configuration
     source = run.source
+    samples = list(run.samples.all())
     return LeaderboardRow(
         run_id=run.pk,
         rig_id=run.rig_id,
@@ -153,6 +193,16 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
         source_title=source.title if source else "",
         source_url=source.url if source else "",
         date=run.created_at,
+        summary_source=run.summary_source,
+        cost_usd_per_mtok=run.cost_usd_per_mtok,
+        published_date=source.published_date if source else "",
+        vram_peak_mib=max((s.vram_peak_mib for s in samples if s.vram_peak_mib is not None), default=None),
+        failed_checks=sum(1 for s in samples if s.output_ok is False),
+        model_file_id=run.model_file_id,
+        gpu_models=tuple(dict.fromkeys(g.model for g in run.rig.gpus.all())),
+        source_id=run.source_id,
+        source_author=source.author_handle if source else "",
+        source_key=source.key if source else "",
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import F, Window
+from django.db.models import Count, F, Max, Q, Window
 from django.db.models.functions import RowNumber
 from django.http import QueryDict
 
@@ -30,7 +30,7 @@ from leaderboard.boards.rows import (
     electricity_usd_per_mtok,
     gpu_label,
 )
-from leaderboard.results.models import Rig, RigGpu, Run, RunStatus
+from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample
 
 
 def usd_per_kwh_from(raw: Any) -> float:
@@ -78,15 +78,25 @@ ROW_VALUES = (
     "model_file__active_params_b", "configuration__speculative_type", "configuration__ctx_size", "workload__name",
     "workload__version", "acceptance_pct", "n_samples", "decode_tokens_per_s_mean", "decode_tokens_per_s_stdev",
     "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
-    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at",
+    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at", "summary_source",
+    "cost_usd_per_mtok", "source__published_date", "model_file_id", "source_id", "source__author_handle",
+    "source__key",
 )  # fmt: skip
 
 
 def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
-    """Return the leaderboard rows of these runs in the order of ``ids``, in two
-    queries (the runs' columns, their rigs' GPUs). Plain values, not model
-    instances: building seven model objects per row cost more than the SQL."""
+    """Return the leaderboard rows of these runs in the order of ``ids``, in three
+    queries (the runs' columns, their samples' peak VRAM and failed checks, their
+    rigs' GPUs). Plain values, not model instances: building seven model objects
+    per row cost more than the SQL."""
     values = {v["pk"]: v for v in Run.objects.filter(pk__in=ids).order_by().values(*ROW_VALUES)}
+    sample_facts = {
+        v["run_id"]: v
+        for v in Sample.objects.filter(run_id__in=ids)
+        .order_by()
+        .values("run_id")
+        .annotate(vram=Max("vram_peak_mib"), failed=Count("pk", filter=Q(output_ok=False)))
+    }
     gpus: dict[int, list[tuple[str, int]]] = {}
     rig_ids = {v["rig_id"] for v in values.values()}
     for rig_id, model, count in (
@@ -135,6 +145,16 @@ def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
                 source_title=v["source__title"] or "",
                 source_url=v["source__url"] or "",
                 date=v["created_at"],
+                summary_source=v["summary_source"],
+                cost_usd_per_mtok=v["cost_usd_per_mtok"],
+                published_date=v["source__published_date"] or "",
+                vram_peak_mib=sample_facts.get(run_id, {}).get("vram"),
+                failed_checks=sample_facts.get(run_id, {}).get("failed") or 0,
+                model_file_id=v["model_file_id"],
+                gpu_models=tuple(dict.fromkeys(model for model, _ in gpus.get(v["rig_id"], []))),
+                source_id=v["source_id"],
+                source_author=v["source__author_handle"] or "",
+                source_key=v["source__key"] or "",
             )
         )
     return rows
