@@ -423,6 +423,8 @@ def steps_figure(
         },
         yaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
         showlegend=bool(side),
+        # Above the plot: the step names are long and rotate into the space below.
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
     )
     if data:
         data[0]["name"] = "phases"

@@ -77,7 +77,7 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
         "bar_figure": charts.bar_figure(
             [
                 charts.BarItem(
-                    label=f"{row.model} {row.quantization} · {row.stack} · {row.rig}",
+                    label=" · ".join(p for p in (f"{row.model} {row.quantization}".strip(), row.stack, row.rig) if p),
                     value=row.decode_tokens_per_s_mean,
                     error=row.decode_tokens_per_s_stdev,
                     detail=row.model_class,
