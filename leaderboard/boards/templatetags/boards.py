@@ -130,20 +130,24 @@ def source_name(source: Any) -> str:
 def provenance_badge(row: Any) -> str:
     """Return the measured / reported badge, a reported row's with a link to its source's page."""
     if row.provenance != "reported":
-        return format_html('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
-    badge = format_html('<span class="badge reported" title="Figures as published by the source">reported</span>')
+        return mark_safe('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
+    badge = mark_safe('<span class="badge reported" title="Figures as published by the source">reported</span>')
     source_id = getattr(row, "source_id", None)
     title = source_title(row.source_title, getattr(row, "source_author", ""), getattr(row, "source_key", ""))
+    out = badge
     if source_id:
         short = title if len(title) <= 32 else title[:31] + "…"
-        return format_html(
+        out = format_html(
             '{} <a href="{}" class="source-link" title="{}">{}</a>',
-            badge,
+            out,
             reverse("boards:source", args=[source_id]),
             title,
             short,
         )
-    return badge
+    url = http_url(row.source_url)
+    if url:
+        out = format_html('{} <a href="{}" rel="nofollow noopener" class="article-link" title="the article">↗</a>', out, url)
+    return out
 
 
 _PLACEHOLDER_PK = 987654321
@@ -183,10 +187,7 @@ def markers(row: Any) -> str:
     parts = []
     if getattr(row, "is_sweep", False):
         parts.append(
-            format_html(
-                ' <span class="badge sweep" title="A context sweep: ranked by its shortest context\'s figures">'
-                "sweep</span>"
-            )
+            ' <span class="badge sweep" title="A context sweep: ranked by its shortest context\'s figures">sweep</span>'
         )
     if getattr(row, "failed_checks", 0):
         parts.append(
