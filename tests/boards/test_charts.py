@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from leaderboard.boards import charts
 from tests.fixtures.boards import SEED_001_SWEEP

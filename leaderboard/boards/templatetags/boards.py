@@ -146,7 +146,9 @@ def provenance_badge(row: Any) -> str:
         )
     url = http_url(row.source_url)
     if url:
-        out = format_html('{} <a href="{}" rel="nofollow noopener" class="article-link" title="the article">↗</a>', out, url)
+        out = format_html(
+            '{} <a href="{}" rel="nofollow noopener" class="article-link" title="the article">↗</a>', out, url
+        )
     return out
 
 
@@ -278,7 +280,8 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         '<td class="name wide col-model"><a href="{model_url}" class="model-link" title="Every run of this model file">'
         "{model}</a> {quant}{model_class}"
         '<span class="phone-only muted"><br>{engine} · {rig}</span></td>'
-        '<td class="num col-decode"><a href="{run_url}" class="strong decode run-link" title="Run #{run_id}">{decode}</a>'
+        '<td class="num col-decode">'
+        '<a href="{run_url}" class="strong decode run-link" title="Run #{run_id}">{decode}</a>'
         '{markers}<br><span class="muted stats">{stats}</span></td>'
         '<td class="name opt col-stack">{engine} <span class="muted">{build}</span>{nightly}'
         '<br><span class="muted">{spec}{accept}</span></td>'
