@@ -101,6 +101,10 @@ def test_a_phone_sees_rank_stack_and_speed_without_scrolling_sideways(
     page.goto(f"{live_server.url}/compare/?runs=" + ",".join(str(r.pk) for r in demo["measured"][:6]))
     wait_for_charts(page, 1)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390 + 1
+    assert inside_viewport(page, "#compare tbody tr:first-child td:nth-child(2)")  # its speed
+    assert inside_viewport(page, "#compare tbody tr:nth-child(2) td.verdict")
+    ticks = page.evaluate("document.getElementById('dist-chart').layout.xaxis.ticktext")
+    assert all("<br>" not in t for t in ticks)
     page.screenshot(path=str(screenshot_dir / "site-compare-6-390.png"), full_page=True)
 
 
