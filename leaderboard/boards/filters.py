@@ -150,21 +150,18 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
         # are left out unless asked for (the partial index sample_failed_check_idx).
         queryset = queryset.exclude(Exists(Sample.objects.filter(run=OuterRef("pk"), output_ok=False)))
     if data.get("best"):
-        queryset = queryset.filter(pk__in=_best_of_each_configuration(queryset))
+        queryset = _best_of_each_configuration(queryset)
     return queryset
 
 
-def _best_of_each_configuration(queryset: QuerySet[Run]) -> QuerySet[Any, dict[str, Any]]:
+def _best_of_each_configuration(queryset: QuerySet[Run]) -> QuerySet[Run]:
     # The fastest run of each rig × stack × model file × configuration × workload
-    # among the rows already filtered (a window function, one pass).
+    # among the rows already filtered: one pass of a window function, filtered
+    # in place (Django wraps it as a subquery). Not ``pk__in`` a window: joining
+    # ~100k winners back to the runs table cost 2 s at 100k runs, this ~0.1 s.
     groups = [F("rig_id"), F("stack_id"), F("model_file_id"), F("configuration_id"), F("workload_id")]
     fastest_first = [F("decode_tokens_per_s_mean").desc(), F("pk").desc()]
-    return (
-        queryset.order_by()
-        .annotate(place=Window(RowNumber(), partition_by=groups, order_by=fastest_first))
-        .filter(place=1)
-        .values("pk")
-    )
+    return queryset.annotate(place=Window(RowNumber(), partition_by=groups, order_by=fastest_first)).filter(place=1)
 
 
 def _day_start(day: date) -> datetime:
