@@ -79,12 +79,13 @@ def main() -> int:
     print(f"load average (1 min) before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'page':28} {'load p50':>9} {'load p95':>9} {'drawn p50':>10} {'drawn p95':>10} {'charts':>6}  target")
     failed = False
+    measured = pages()  # before Playwright's event loop starts: the ORM is synchronous
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"], headless=True
         )
         try:
-            for name, path in pages():
+            for name, path in measured:
                 loads: list[float] = []
                 drawn: list[float] = []
                 charts = 0

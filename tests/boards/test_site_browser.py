@@ -50,7 +50,11 @@ def wait_for_charts(page, count: int) -> None:
 def test_the_leaderboard_shows_what_matters_at_1400_px(live_server, browser_page, screenshot_dir, demo) -> None:
     page = browser_page
     page.goto(live_server.url + "/")
+    # The chart view loads Plotly only when opened.
+    assert page.evaluate("typeof window.Plotly") == "undefined"
+    page.click("#chart-view summary")
     wait_for_charts(page, 1)
+    assert page.evaluate("document.getElementById('board-chart').data.length") >= 1
 
     assert no_sideways_scroll(page, "#leaderboard")
     for column in ("col-power", "col-tpkwh", "col-cost", "col-source", "col-vram"):
