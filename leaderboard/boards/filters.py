@@ -15,7 +15,7 @@ from django import forms
 from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import RowNumber
 
-from leaderboard.results.models import Engine, Provenance, Rig, RigGpu, Run, Sample, SpeculativeType
+from leaderboard.results.models import Engine, ModelFile, Provenance, Rig, RigGpu, Run, Sample, SpeculativeType
 
 # sort key in the URL → (column label, ORDER BY expression). "-key" sorts descending.
 SORTS: dict[str, tuple[str, str]] = {
@@ -96,7 +96,7 @@ class FilterOptions:
 
 def filter_options() -> FilterOptions:
     """Return the values the filter selects offer (four queries, whatever the row count)."""
-    from leaderboard.results.models import ModelFile, Workload
+    from leaderboard.results.models import Workload
 
     return FilterOptions(
         gpus=list(RigGpu.objects.order_by("model").values_list("model", flat=True).distinct()),
@@ -139,12 +139,11 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
         queryset = queryset.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
     if data.get("q"):
         # One box for rig, GPU and model names (subqueries: no duplicate rows).
+        # The small tables are searched, the runs filtered by id: no join on the ranked scan.
         term = data["q"].strip()
-        queryset = queryset.filter(
-            Q(rig__name__icontains=term)
-            | Q(model_file__name__icontains=term)
-            | Q(rig__in=RigGpu.objects.filter(model__icontains=term).values("rig"))
-        )
+        rigs = Rig.objects.filter(Q(name__icontains=term) | Q(gpus__model__icontains=term)).values("pk")
+        model_files = ModelFile.objects.filter(name__icontains=term).values("pk")
+        queryset = queryset.filter(Q(rig_id__in=rigs) | Q(model_file_id__in=model_files))
     if not data.get("failed"):
         # A fast but broken run is not a winner: runs with a failed output check
         # are left out unless asked for (the partial index sample_failed_check_idx).

@@ -58,6 +58,16 @@ class Migration(migrations.Migration):
             options={"ordering": ["run", models.OrderBy(models.F("ctx_tokens"), nulls_last=True)]},
         ),
         migrations.AddIndex(
+            model_name="run",
+            index=models.Index(
+                models.F("model_file"),
+                models.OrderBy(models.F("decode_tokens_per_s_mean"), descending=True),
+                models.OrderBy(models.F("id"), descending=True),
+                condition=models.Q(("decode_tokens_per_s_mean__isnull", False), ("status", "finished")),
+                name="run_model_rank_idx",
+            ),
+        ),
+        migrations.AddIndex(
             model_name="sample",
             index=models.Index(condition=models.Q(output_ok=False), fields=["run"], name="sample_failed_check_idx"),
         ),

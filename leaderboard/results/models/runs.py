@@ -109,6 +109,14 @@ class Run(models.Model):
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
+            # A model file's page ranks that file's runs (issue 12).
+            models.Index(
+                "model_file",
+                models.F("decode_tokens_per_s_mean").desc(),
+                models.F("id").desc(),
+                name="run_model_rank_idx",
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
