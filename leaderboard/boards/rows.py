@@ -159,8 +159,8 @@ EXPORT_COLUMNS = [
 
 
 def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
-    """Return ``run`` as a leaderboard row; ``run`` must carry its related rows
-    and its rig's prefetched GPUs, or this costs queries per row."""
+    """Return ``run`` as a leaderboard row; ``run`` must carry its related rows,
+    its prefetched samples and its rig's prefetched GPUs, or this costs queries per row."""
     model_file = run.model_file
     configuration = run.configuration
     source = run.source
