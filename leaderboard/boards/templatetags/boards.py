@@ -239,7 +239,7 @@ def vram_gib(mib: Any) -> str:
 
 @register.simple_tag(takes_context=True)
 def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
-    """Return one leaderboard row's cells, in the views' COLUMNS order, built in
+    """Return one leaderboard row's cells, in views.COLUMNS' order (the one column order), built in
     Python with format_html (every value escaped): the template engine spends
     ~1 ms per row on these cells, a quarter of the page's time budget at 50 rows.
     Cells marked ``opt`` are hidden on a phone unless every column is asked for."""
