@@ -143,3 +143,29 @@ def rig_builds_and_configs(*, rig: str) -> tuple[list[str], list[str]]:
     builds = sorted(set(runs.values_list("stack__build", flat=True)))
     configs = sorted(set(runs.values_list("configuration__config_hash", flat=True)))
     return builds, configs
+
+
+@dataclass(frozen=True)
+class GpuBenchPlace:
+    """Where one GPU stands on one llama-bench test on one model file."""
+
+    test: str
+    model_file: ModelFile
+    place: GpuRank
+    of: int
+
+
+def gpu_bench_places(*, gpu: str) -> list[GpuBenchPlace]:
+    """Return, for each llama-bench test and model file that rigs with GPU model ``gpu``
+    ran, the best place a GPU set containing it holds in that test's ranking."""
+    pairs = (
+        bench_runs().filter(rig__gpus__model=gpu).order_by().values_list("workload__name", "model_file_id").distinct()
+    )
+    files = {m.pk: m for m in ModelFile.objects.filter(pk__in={model_id for _, model_id in pairs})}
+    places = []
+    for test, model_id in sorted(set(pairs)):
+        ranking = gpu_ranking(test=test, model_file_id=model_id)
+        mine = [row for row in ranking if gpu.lower() in row.gpus.lower()]
+        if mine:
+            places.append(GpuBenchPlace(test=test, model_file=files[model_id], place=mine[0], of=len(ranking)))
+    return places

@@ -43,6 +43,11 @@ def test_the_board_ranks_gpus_on_one_test_and_one_model_file():
     assert f"/runs/{tg.pk}/" in html
     only = Client().get("/llama-bench/", {"test": "llama-bench tg8 @ d0", "model": tg.model_file_id, "gpu": "3060"})
     assert "RTX 4090" not in only.content.decode()
+    # The GPU page shows where the GPU stands on each test (LocalScore-style).
+    gpu_page = Client().get("/gpus/RTX 3060/")
+    places = {p.test: (p.place.rank, p.of) for p in gpu_page.context["llama_bench_places"]}
+    assert places["llama-bench tg8 @ d0"] == (2, 2)
+    assert "gpu-llama-bench" in gpu_page.content.decode()
 
 
 def test_compare_lists_each_test_with_both_builds_and_the_speedup():
