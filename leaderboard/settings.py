@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "leaderboard.boards",
     "leaderboard.regressions",
     "leaderboard.jobs",
+    "leaderboard.campaigns",
 ]
 
 MIDDLEWARE = [

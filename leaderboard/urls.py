@@ -7,6 +7,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("leaderboard.results.api.urls")),
     path("api/jobs/", include("leaderboard.jobs.urls")),
+    path("api/campaigns/", include("leaderboard.campaigns.urls")),
+    path("campaigns/", include("leaderboard.campaigns.page_urls")),
     path("regressions/", include("leaderboard.regressions.urls")),
     path("", include("leaderboard.boards.urls")),
 ]

@@ -1,0 +1,86 @@
+"""The campaign pages: the list and one campaign (progress, best-so-far, trials,
+effects, Pareto front, failure boundary, fit, recommendation)."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from leaderboard.campaigns.analysis import Analysis, campaign_analysis
+from leaderboard.campaigns.models import Campaign, Trial
+
+
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    campaigns = Campaign.objects.select_related("rig")[:200]
+    return render(request, "campaigns/list.html", {"campaigns": campaigns})
+
+
+def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
+    trials = list(campaign.trials.select_related("run"))
+    analysis = campaign_analysis(campaign.spec, trials, base=campaign.base_config)
+    figures = [
+        ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, campaign.spec.get("objective", ""))),
+        *[
+            (f"fit-{fit['parameter']}", f"Power-law fit over {fit['parameter']}", fit_figure(fit))
+            for fit in analysis.fits
+        ],
+    ]
+    rows = [_row(t, analysis) for t in trials]
+    return render(
+        request,
+        "campaigns/detail.html",
+        {
+            "campaign": campaign,
+            "analysis": analysis,
+            "rows": rows,
+            "parameters": list(campaign.spec.get("space", {})),
+            "figures": figures,
+            "spec_json": json.dumps(campaign.spec, indent=1),
+        },
+    )
+
+
+def _row(trial: Trial, analysis: Analysis) -> dict[str, Any]:
+    return {
+        "trial": trial,
+        "params": [trial.params.get(name) for name in trial.params],
+        "perplexity": trial.metrics.get("perplexity"),
+        "vram": trial.metrics.get("vram_peak_mib"),
+        "pareto": trial.number in analysis.pareto,
+        "best": analysis.best is not None and analysis.best["number"] == trial.number,
+    }
+
+
+def best_so_far_figure(analysis: Analysis, objective: str) -> dict[str, Any]:
+    xs = [p["number"] for p in analysis.best_so_far]
+    return {
+        "data": [
+            {"type": "scatter", "mode": "markers", "name": "trial", "x": xs,
+             "y": [p["value"] for p in analysis.best_so_far], "marker": {"color": "#1f77b4"}},
+            {"type": "scatter", "mode": "lines", "name": "best so far", "x": xs,
+             "y": [p["best"] for p in analysis.best_so_far], "line": {"shape": "hv", "color": "#d62728"}},
+        ],  # fmt: skip
+        "layout": {"xaxis": {"title": {"text": "trial"}}, "yaxis": {"title": {"text": html.escape(objective)}},
+                   "margin": {"l": 60, "r": 20, "t": 20, "b": 50}, "legend": {"orientation": "h", "y": -0.25}},
+    }  # fmt: skip
+
+
+def fit_figure(fit: dict[str, Any]) -> dict[str, Any]:
+    xs = sorted({p["x"] for p in fit["points"]})
+    curve_x = [xs[0] + (xs[-1] - xs[0]) * i / 50 for i in range(51)]
+    return {
+        "data": [
+            {"type": "scatter", "mode": "markers", "name": "trials", "x": [p["x"] for p in fit["points"]],
+             "y": [p["y"] for p in fit["points"]]},
+            {"type": "scatter", "mode": "lines", "name": f"a·x^α, α = {fit['alpha']:.3g}", "x": curve_x,
+             "y": [fit["a"] * x ** fit["alpha"] for x in curve_x]},
+        ],  # fmt: skip
+        "layout": {"xaxis": {"title": {"text": html.escape(fit["parameter"])}},
+                   "yaxis": {"title": {"text": "objective"}},
+                   "margin": {"l": 60, "r": 20, "t": 20, "b": 50}, "legend": {"orientation": "h", "y": -0.25}},
+    }  # fmt: skip

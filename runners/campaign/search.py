@@ -1,0 +1,158 @@
+"""The ask/tell loop of a campaign over Optuna's samplers.
+
+``grid`` walks every point (Optuna's GridSampler, in a seeded order), ``random``
+draws points (RandomSampler), ``adaptive`` proposes each next point from the
+finished ones (TPESampler). All three are seeded, so a campaign is
+reproducible. The loop does not know how a trial is measured: ``measure`` is
+given (the rig's pipeline, or a replay of saved trials in the benchmark), so
+the same code drives the CLI, the service's jobs and benchmarks/campaign_search.py.
+
+A point already measured is not measured again: the sampler is told the value
+it had, and the budget is not spent.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import optuna
+
+from runners.campaign.spec import CampaignSpec
+
+# Proposals of already measured points in a row after which the space counts as exhausted.
+MAX_REPEATS = 200
+TRIAL_STATES = ("complete", "failed", "infeasible", "aborted")
+
+optuna.logging.set_verbosity(logging.WARNING)
+
+
+@dataclass
+class TrialResult:
+    """One trial: the point measured and what came of it. ``value`` is the
+    objective (None unless complete); a failed trial keeps its cause and the
+    server's log tail."""
+
+    number: int
+    params: dict[str, Any]
+    state: str = "complete"  # one of TRIAL_STATES
+    value: float | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    run_uuid: str = ""
+    failure_kind: str = ""
+    failure_reason: str = ""
+    log_tail: str = ""
+    duration_s: float | None = None  # the whole trial: dispatch, server start, load, measuring, delivery
+    measured_s: float | None = None  # the requests themselves
+    samples: list[float] = field(default_factory=list)  # the objective per repetition
+
+    def payload(self) -> dict[str, Any]:
+        """Return the trial record the service stores (POST /api/campaigns/<id>/trials/)."""
+        return {
+            "number": self.number,
+            "params": self.params,
+            "state": self.state,
+            "value": _finite(self.value),
+            "metrics": {k: _finite(v) if isinstance(v, float) else v for k, v in self.metrics.items()},
+            "run_uuid": self.run_uuid or None,
+            "failure_kind": self.failure_kind,
+            "failure_reason": self.failure_reason[:2000],
+            "log_tail": self.log_tail[-8000:],
+            "duration_s": self.duration_s,
+            "measured_s": self.measured_s,
+            "samples": [_finite(v) for v in self.samples],
+        }
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+Measure = Callable[[int, dict[str, Any]], TrialResult]
+
+
+class Search:
+    """Proposes points of ``spec.space`` with the spec's strategy and seed."""
+
+    def __init__(self, spec: CampaignSpec) -> None:
+        self.spec = spec
+        sampler: optuna.samplers.BaseSampler
+        if spec.strategy == "grid":
+            sampler = optuna.samplers.GridSampler(spec.space, seed=spec.seed)  # type: ignore[arg-type]
+        elif spec.strategy == "random":
+            sampler = optuna.samplers.RandomSampler(seed=spec.seed)
+        else:
+            # A few random points first, then proposals from the finished ones.
+            startup = max(3, min(6, spec.grid_size() // 10))
+            sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=startup, multivariate=True)
+        self.study = optuna.create_study(
+            direction="maximize" if spec.direction == "maximize" else "minimize", sampler=sampler
+        )
+        self.seen: dict[tuple[Any, ...], float | None] = {}
+
+    def _key(self, params: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(params[name] for name in self.spec.space)
+
+    def ask(self) -> tuple[optuna.trial.Trial, dict[str, Any]] | None:
+        """Return the next (trial handle, params) not measured yet; None when the space is exhausted."""
+        for _ in range(MAX_REPEATS):
+            if len(self.seen) >= self.spec.grid_size():
+                return None
+            trial = self.study.ask()
+            params = {name: trial.suggest_categorical(name, values) for name, values in self.spec.space.items()}
+            key = self._key(params)
+            if key not in self.seen:
+                return trial, params
+            self._tell(trial, self.seen[key])
+        return None
+
+    def tell(self, trial: optuna.trial.Trial, params: dict[str, Any], value: float | None) -> None:
+        """Record ``value`` (None: failed or infeasible) for ``params``."""
+        self.seen[self._key(params)] = value
+        self._tell(trial, value)
+
+    def _tell(self, trial: optuna.trial.Trial, value: float | None) -> None:
+        if value is None:
+            self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        else:
+            self.study.tell(trial, value)
+
+
+def better(spec: CampaignSpec, a: float, b: float) -> bool:
+    """Return True if objective value ``a`` is better than ``b``."""
+    return a > b if spec.direction == "maximize" else a < b
+
+
+def run_search(
+    spec: CampaignSpec,
+    measure: Measure,
+    *,
+    on_trial: Callable[[TrialResult], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    first_number: int = 1,
+) -> list[TrialResult]:
+    """Measure trials until the budget (trials, wall time) is spent, the space is
+    exhausted or ``should_stop()`` says so; return them in order. A trial that
+    fails is kept with its cause and the search goes on."""
+    search = Search(spec)
+    started = time.monotonic()
+    trials: list[TrialResult] = []
+    while len(trials) < spec.trial_budget():
+        if should_stop is not None and should_stop():
+            break
+        if spec.budget_wall_time_s and time.monotonic() - started >= spec.budget_wall_time_s:
+            break
+        proposal = search.ask()
+        if proposal is None:
+            break
+        handle, params = proposal
+        result = measure(first_number + len(trials), params)
+        search.tell(handle, params, result.value if result.state == "complete" else None)
+        trials.append(result)
+        if on_trial is not None:
+            on_trial(result)
+    return trials
