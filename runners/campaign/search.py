@@ -1,6 +1,6 @@
 """The ask/tell loop of a campaign over Optuna's samplers.
 
-``grid`` walks every point (Optuna's GridSampler, in a seeded order), ``random``
+``grid`` walks every point (in a seeded order, as Optuna's GridSampler does), ``random``
 draws points (RandomSampler), ``adaptive`` proposes each next point from the
 finished ones (TPESampler). All three are seeded, so a campaign is
 reproducible. The loop does not know how a trial is measured: ``measure`` is
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -81,8 +82,13 @@ class Search:
     def __init__(self, spec: CampaignSpec) -> None:
         self.spec = spec
         sampler: optuna.samplers.BaseSampler
+        # Grid: every point once, in a seeded order (what Optuna's GridSampler does;
+        # it cannot be used with ask/tell: it stops the study from inside tell()).
+        self.order: list[dict[str, Any]] | None = None
         if spec.strategy == "grid":
-            sampler = optuna.samplers.GridSampler(spec.space, seed=spec.seed)  # type: ignore[arg-type]
+            self.order = spec.grid()
+            random.Random(spec.seed).shuffle(self.order)
+            sampler = optuna.samplers.RandomSampler(seed=spec.seed)
         elif spec.strategy == "random":
             sampler = optuna.samplers.RandomSampler(seed=spec.seed)
         else:
@@ -103,6 +109,8 @@ class Search:
             if len(self.seen) >= self.spec.grid_size():
                 return None
             trial = self.study.ask()
+            if self.order is not None:
+                return trial, self.order[len(self.seen)]
             params = {name: trial.suggest_categorical(name, values) for name, values in self.spec.space.items()}
             key = self._key(params)
             if key not in self.seen:
