@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.shortcuts import get_object_or_404
 from rest_framework import permissions, status
 from rest_framework.request import Request
@@ -12,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.campaigns.analysis import campaign_analysis
+from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
 from leaderboard.results.models import Rig, RigToken
@@ -108,8 +110,15 @@ class CampaignListCreateApi(APIView):
             rig = Rig.objects.filter(name=name).first()  # type: ignore[assignment]
             if rig is None:
                 raise ApplicationError(f"no rig named {name!r}", field="rig")
-        origin = str(data.get("origin") or ("terminal" if token_rig is not None else "service"))
-        campaign = campaign_create(rig=rig, data=data, origin=origin)
+        # A rig's token opens a campaign its own CLI runs; staff start one the
+        # service runs, trial by trial, as jobs on the rig's queue.
+        origin = "terminal" if token_rig is not None else "service"
+        with transaction.atomic():
+            campaign = campaign_create(rig=rig, data=data, origin=origin)
+            if origin == "service":
+                if not campaign.base_config.get("server"):
+                    raise ApplicationError("required: the rig config with its [server] section", field="base_config")
+                campaign_advance(campaign_id=campaign.pk, created_by=request.user)
         return Response(campaign_output(campaign), status=status.HTTP_201_CREATED)
 
 
@@ -128,6 +137,16 @@ class TrialCreateApi(APIView):
         campaign = _own_campaign(request, campaign_id)
         trial, created = trial_record(campaign=campaign, data=_body(request))
         return Response(trial_output(trial), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class CampaignCancelApi(APIView):
+    permission_classes = [IsStaffOrRigToken]
+
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = _own_campaign(request, campaign_id)
+        reason = str(_body(request).get("reason") or "cancelled")
+        campaign = campaign_cancel(campaign=campaign, reason=reason[:500])
+        return Response(campaign_output(campaign))
 
 
 class CampaignFinishApi(APIView):

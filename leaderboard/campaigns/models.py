@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.results.models import Rig, Run
 
 
@@ -43,6 +44,7 @@ class Campaign(models.Model):
 
 
 class TrialState(models.TextChoices):
+    RUNNING = "running", "Running (a job on the rig's queue)"
     COMPLETE = "complete", "Complete"
     FAILED = "failed", "Failed"
     INFEASIBLE = "infeasible", "Breaks a constraint"
@@ -62,6 +64,9 @@ class Trial(models.Model):
     samples = models.JSONField(default=list, blank=True, help_text="The objective per repetition.")
     run_uuid = models.UUIDField(null=True, blank=True)
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="campaign_trials")
+    job = models.OneToOneField(
+        BenchmarkJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="campaign_trial"
+    )
     failure_kind = models.CharField(max_length=32, blank=True)
     failure_reason = models.TextField(blank=True)
     log_tail = models.TextField(blank=True)

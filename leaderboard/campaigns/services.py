@@ -57,8 +57,9 @@ def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial,
     if campaign.status != CampaignStatus.RUNNING:
         raise ApplicationError(f"the campaign is {campaign.status}", field="campaign", status_code=409)
     state = data.get("state")
-    if state not in TrialState.values:
-        raise ApplicationError(f"must be one of {', '.join(TrialState.values)}", field="state")
+    finished_states = [v for v in TrialState.values if v != TrialState.RUNNING]
+    if state not in finished_states:
+        raise ApplicationError(f"must be one of {', '.join(finished_states)}", field="state")
     params = data.get("params")
     space = campaign.spec.get("space", {})
     if not isinstance(params, Mapping) or set(params) != set(space):

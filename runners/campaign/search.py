@@ -79,26 +79,50 @@ Measure = Callable[[int, dict[str, Any]], TrialResult]
 class Search:
     """Proposes points of ``spec.space`` with the spec's strategy and seed."""
 
-    def __init__(self, spec: CampaignSpec) -> None:
+    def __init__(self, spec: CampaignSpec, *, seed_offset: int = 0) -> None:
         self.spec = spec
+        seed = spec.seed + seed_offset
         sampler: optuna.samplers.BaseSampler
         # Grid: every point once, in a seeded order (what Optuna's GridSampler does;
         # it cannot be used with ask/tell: it stops the study from inside tell()).
         self.order: list[dict[str, Any]] | None = None
         if spec.strategy == "grid":
             self.order = spec.grid()
-            random.Random(spec.seed).shuffle(self.order)
-            sampler = optuna.samplers.RandomSampler(seed=spec.seed)
+            random.Random(spec.seed).shuffle(self.order)  # noqa: S311 - a reproducible order, not a secret
+            sampler = optuna.samplers.RandomSampler(seed=seed)
         elif spec.strategy == "random":
-            sampler = optuna.samplers.RandomSampler(seed=spec.seed)
+            sampler = optuna.samplers.RandomSampler(seed=seed)
         else:
             # A few random points first, then proposals from the finished ones.
             startup = max(3, min(6, spec.grid_size() // 10))
-            sampler = optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=startup, multivariate=True)
+            sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup, multivariate=True)
         self.study = optuna.create_study(
             direction="maximize" if spec.direction == "maximize" else "minimize", sampler=sampler
         )
         self.seen: dict[tuple[Any, ...], float | None] = {}
+
+    @classmethod
+    def from_history(cls, spec: CampaignSpec, history: list[tuple[dict[str, Any], float | None]]) -> Search:
+        """Return a search that has been told ``history`` ((params, value or None), in
+        order): the service proposes each next trial from the stored ones. The
+        sampler's seed moves on with the history, so a seeded campaign proposes the
+        same next point from the same history, and random does not repeat its first."""
+        search = cls(spec, seed_offset=len(history))
+        distributions: dict[str, optuna.distributions.BaseDistribution] = {
+            name: optuna.distributions.CategoricalDistribution(values) for name, values in spec.space.items()
+        }
+        for params, value in history:
+            key = search._key(params)
+            search.seen[key] = value
+            search.study.add_trial(
+                optuna.trial.create_trial(
+                    params=params,
+                    distributions=distributions,
+                    value=value,
+                    state=optuna.trial.TrialState.COMPLETE if value is not None else optuna.trial.TrialState.FAIL,
+                )
+            )
+        return search
 
     def _key(self, params: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(params[name] for name in self.spec.space)
@@ -110,7 +134,8 @@ class Search:
                 return None
             trial = self.study.ask()
             if self.order is not None:
-                return trial, self.order[len(self.seen)]
+                point = next(p for p in self.order if self._key(p) not in self.seen)
+                return trial, point
             params = {name: trial.suggest_categorical(name, values) for name, values in self.spec.space.items()}
             key = self._key(params)
             if key not in self.seen:
