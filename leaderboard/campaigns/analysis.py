@@ -111,22 +111,31 @@ def campaign_analysis(
     return out
 
 
+def _repetitions(trial: TrialRow) -> list[float]:
+    """Return the trial's per-repetition objective values (its mean when none were kept)."""
+    values = [float(v) for v in trial.samples if v is not None]
+    return values or ([float(trial.value)] if trial.value is not None else [])
+
+
 def _effects(space: Mapping[str, list[Any]], ok: Sequence[TrialRow]) -> list[dict[str, Any]]:
+    """Return, per parameter value, the median of its trials' repetitions against all
+    the others', the effect in percent and the significance of the difference."""
     rows = []
     for name, values in space.items():
         if len(values) < 2:
             continue
         for value in values:
-            inside = [float(t.value) for t in ok if t.params.get(name) == value and t.value is not None]
-            outside = [float(t.value) for t in ok if t.params.get(name) != value and t.value is not None]
+            inside = [v for t in ok if t.params.get(name) == value for v in _repetitions(t)]
+            outside = [v for t in ok if t.params.get(name) != value for v in _repetitions(t)]
             if not inside or not outside:
                 continue
-            effect = statistics.median(inside) / statistics.median(outside) - 1 if statistics.median(outside) else None
+            base = statistics.median(outside)
+            effect = statistics.median(inside) / base - 1 if base else None
             p = significance(inside, outside)
             rows.append({
                 "parameter": name,
                 "value": value,
-                "n": len(inside),
+                "n": sum(1 for t in ok if t.params.get(name) == value),
                 "median": statistics.median(inside),
                 "effect_pct": effect * 100 if effect is not None else None,
                 "p_value": p,
