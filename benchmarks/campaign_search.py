@@ -46,13 +46,14 @@ def measure_grid(binary: str, model: str, repetitions: int, max_tokens: int) -> 
     base = {
         "server": {"binary": binary, "model": model, "ctx_size": 2048, "parallel": 1, "draft_n_max": 8,
                    "startup_timeout_s": 120.0, "stop_grace_s": 5.0},
-        "workload": {"max_tokens": max_tokens, "warmup": 1, "request_timeout_s": 120.0},
+        "workload": {"max_tokens": max_tokens, "warmup": 0, "request_timeout_s": 300.0},
         "cache_dir": str(Path.home() / ".cache" / "rigboard-tests" / "campaign-cache"),
     }  # fmt: skip
 
     def measure(number: int, params: dict[str, Any]) -> TrialResult:
         trial = measure_trial(base, spec, number, params)
-        print(f"{number:3d} {trial.state:9s} {trial.value or 0:8.2f} t/s {trial.duration_s or 0:6.1f} s {params}")
+        line = f"{number:3d} {trial.state:9s} {trial.value or 0:8.2f} t/s {trial.duration_s or 0:6.1f} s {params}"
+        print(line, flush=True)
         return trial
 
     started = time.time()
@@ -108,7 +109,7 @@ def replay(data: dict[str, Any], seeds: int, target_pct: float) -> None:
         print(
             f"trial overhead beyond the requests: median {statistics.median(overhead):.1f} s, "
             f"max {max(overhead):.1f} s (trial median {statistics.median(durations):.1f} s, "
-            "includes one warmup request)"
+            "no warmup request)"
         )
 
 

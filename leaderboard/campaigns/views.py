@@ -5,18 +5,65 @@ from __future__ import annotations
 
 import html
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from leaderboard.campaigns.analysis import Analysis, campaign_analysis
 from leaderboard.campaigns.models import Campaign, Trial
+from leaderboard.results.models import Source
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:
     campaigns = Campaign.objects.select_related("rig")[:200]
-    return render(request, "campaigns/list.html", {"campaigns": campaigns})
+    reported = Source.objects.filter(experiments__isnull=False).distinct().order_by("title")
+    return render(request, "campaigns/list.html", {"campaigns": campaigns, "reported": reported})
+
+
+@dataclass
+class ReportedTrial:
+    """A published phase shown as a trial: its figure as reported, no samples."""
+
+    number: int
+    params: dict[str, Any]
+    state: str
+    value: float | None
+    label: str
+    notes: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+    samples: list[Any] = field(default_factory=list)
+    failure_kind: str = ""
+    failure_reason: str = ""
+    duration_s: float | None = None
+
+
+def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
+    """An article's tuning journey (seed 003's phases) as a reported campaign:
+    the phases in order, best-so-far, the article's own fits, as reported."""
+    source = get_object_or_404(Source, pk=source_id)
+    experiments = list(source.experiments.order_by("position"))
+    if not experiments:
+        raise Http404("this source reports no tuning phases")
+    trials = [
+        ReportedTrial(
+            number=i,
+            params=dict(e.config),
+            state="complete" if e.decode_tokens_per_s is not None else "failed",
+            value=e.decode_tokens_per_s,
+            label=f"{e.phase}: {e.label}" if e.phase else e.label,
+            notes=e.notes,
+        )
+        for i, e in enumerate(experiments, 1)
+    ]
+    analysis = campaign_analysis({"objective": "decode_tokens_per_s", "space": {}}, trials)
+    figure = best_so_far_figure(analysis, "decode t/s (as reported)")
+    return render(
+        request,
+        "campaigns/reported.html",
+        {"source": source, "trials": trials, "analysis": analysis, "figure": figure, "fits": source.fits.all()},
+    )
 
 
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:

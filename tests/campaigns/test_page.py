@@ -74,3 +74,19 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1, f"the page scrolls sideways by {overflow} px at {width} px"
     page.screenshot(path=str(screenshot_dir / f"campaign-{width}.png"), full_page=True)
+
+
+def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
+    from django.core.management import call_command
+
+    from leaderboard.results.models import Source
+
+    call_command("import_published", verbosity=0)
+    source = Source.objects.get(key__startswith="003")
+    listing = client.get("/campaigns/").content.decode()
+    assert f"/campaigns/reported/{source.id}/" in listing
+    page = client.get(f"/campaigns/reported/{source.id}/").content.decode()
+    assert "Phase 4: First GPU Offload Sweep" in page and "11.85" in page
+    best = max(e.decode_tokens_per_s for e in source.experiments.all() if e.decode_tokens_per_s is not None)
+    assert "Best reported: phase" in page and f"{best:.2f} t/s" in page
+    assert "9.81e-6 * (42 - model_size_gb)^4.247" in page
