@@ -50,7 +50,7 @@ def measure_grid(binary: str, model: str, repetitions: int, max_tokens: int) -> 
         "cache_dir": str(Path.home() / ".cache" / "rigboard-tests" / "campaign-cache"),
     }  # fmt: skip
 
-    def measure(number: int, params: dict[str, Any]) -> TrialResult:
+    def measure(number: int, params: dict[str, Any], prune: Any) -> TrialResult:
         trial = measure_trial(base, spec, number, params)
         line = f"{number:3d} {trial.state:9s} {trial.value or 0:8.2f} t/s {trial.duration_s or 0:6.1f} s {params}"
         print(line, flush=True)
@@ -77,7 +77,7 @@ def replay(data: dict[str, Any], seeds: int, target_pct: float) -> None:
     size = len(data["trials"])
     print(f"grid: {size} points, {len(values)} complete, best {best:.2f} t/s; target within {target_pct:g}% of it")
 
-    def lookup(number: int, params: dict[str, Any]) -> TrialResult:
+    def lookup(number: int, params: dict[str, Any], prune: Any) -> TrialResult:
         value = values.get(json.dumps(params, sort_keys=True))
         state = "complete" if value is not None else "failed"
         return TrialResult(number=number, params=params, state=state, value=value)

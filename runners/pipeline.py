@@ -76,6 +76,7 @@ def run_job(
     progress: Progress | None = None,
     guard: Guard | None = None,
     deliver_by: float | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
@@ -106,7 +107,9 @@ def run_job(
     client = client_for(config)
     live = LiveRun(client, run_uuid)
     try:
-        measurement = _Measurement(config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify)
+        measurement = _Measurement(
+            config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify, on_sample=on_sample
+        )
         payload = measurement.run(client, guard or contextlib.nullcontext)
         if config.output_path:
             Path(config.output_path).expanduser().write_text(json.dumps(payload, indent=1))
@@ -140,6 +143,7 @@ class _Measurement:
     run_uuid: str
     live: LiveRun
     notify: Progress
+    on_sample: Callable[[dict[str, Any]], None] | None = None
     suite: SuiteResult = field(default_factory=SuiteResult)
     points: list[SweepPoint] = field(default_factory=list)
     fingerprint: dict[str, Any] = field(default_factory=dict)
@@ -205,7 +209,7 @@ class _Measurement:
             monitor=monitor,
             session=session,
             progress=self.notify,
-            on_sample=lambda sample: self._add(samples=[sample.payload()]),
+            on_sample=self._sample,
             result=self.suite,
         )
         if self.suite.status == "finished" and self.config.sweep.enabled:
@@ -221,6 +225,12 @@ class _Measurement:
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
+
+    def _sample(self, sample: Any) -> None:
+        payload = sample.payload()
+        self._add(samples=[payload])
+        if self.on_sample is not None:
+            self.on_sample(payload)
 
     def _add(self, **measured: list[dict[str, Any]]) -> None:
         # Called once a repetition or sweep point is in hand (kept in the suite

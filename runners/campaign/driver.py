@@ -19,7 +19,7 @@ from typing import Any
 import requests
 
 from runners.campaign.quality import perplexity_for
-from runners.campaign.search import TrialResult, run_search
+from runners.campaign.search import Prune, TrialResult, run_search
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import measure_trial
 from runners.config import ConfigError, RigConfig, read_spec
@@ -70,10 +70,10 @@ def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> 
     service = CampaignService(rig.service.url, rig.service.token) if rig.service.url else None
     campaign_id = int(service.open(spec, base, rig.service.rig)["id"]) if service else None
 
-    def measure(number: int, params: dict[str, Any]) -> TrialResult:
+    def measure(number: int, params: dict[str, Any], prune: Prune) -> TrialResult:
         model = str(params.get("model") or rig.server.model)  # type: ignore[union-attr]
         quality = perplexity_for(model, binary=rig.server.binary, cache_dir=rig.cache_dir)  # type: ignore[union-attr]
-        return measure_trial(rig_spec, spec, number, params, extra_metrics=quality)
+        return measure_trial(rig_spec, spec, number, params, extra_metrics=quality, prune=prune)
 
     def report(trial: TrialResult) -> None:
         value = f"{trial.value:.2f}" if trial.value is not None else trial.failure_kind

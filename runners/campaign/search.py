@@ -50,6 +50,7 @@ class TrialResult:
     duration_s: float | None = None  # the whole trial: dispatch, server start, load, measuring, delivery
     measured_s: float | None = None  # the requests themselves
     samples: list[float] = field(default_factory=list)  # the objective per repetition
+    pruned: bool = False  # stopped after its first repetitions: clearly worse than the median
 
     def payload(self) -> dict[str, Any]:
         """Return the trial record the service stores (POST /api/campaigns/<id>/trials/)."""
@@ -66,6 +67,7 @@ class TrialResult:
             "duration_s": self.duration_s,
             "measured_s": self.measured_s,
             "samples": [_finite(v) for v in self.samples],
+            "pruned": self.pruned,
         }
 
 
@@ -73,7 +75,10 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-Measure = Callable[[int, dict[str, Any]], TrialResult]
+# prune(step, value) -> True when the trial's repetitions so far are clearly worse
+# than the campaign's median at the same step (Optuna's MedianPruner): stop it.
+Prune = Callable[[int, float], bool]
+Measure = Callable[[int, dict[str, Any], Prune], TrialResult]
 
 
 class Search:
@@ -96,8 +101,11 @@ class Search:
             # A few random points first, then proposals from the finished ones.
             startup = max(3, min(6, spec.grid_size() // 10))
             sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup, multivariate=True)
+        # A trial's first repetitions are compared with the median of the earlier
+        # trials' at the same repetition, once three trials have finished.
+        pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
         self.study = optuna.create_study(
-            direction="maximize" if spec.direction == "maximize" else "minimize", sampler=sampler
+            direction="maximize" if spec.direction == "maximize" else "minimize", sampler=sampler, pruner=pruner
         )
         self.seen: dict[tuple[Any, ...], float | None] = {}
 
@@ -143,13 +151,17 @@ class Search:
             self._tell(trial, self.seen[key])
         return None
 
-    def tell(self, trial: optuna.trial.Trial, params: dict[str, Any], value: float | None) -> None:
+    def tell(
+        self, trial: optuna.trial.Trial, params: dict[str, Any], value: float | None, *, pruned: bool = False
+    ) -> None:
         """Record ``value`` (None: failed or infeasible) for ``params``."""
         self.seen[self._key(params)] = value
-        self._tell(trial, value)
+        self._tell(trial, value, pruned=pruned)
 
-    def _tell(self, trial: optuna.trial.Trial, value: float | None) -> None:
-        if value is None:
+    def _tell(self, trial: optuna.trial.Trial, value: float | None, *, pruned: bool = False) -> None:
+        if pruned:
+            self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        elif value is None:
             self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
         else:
             self.study.tell(trial, value)
@@ -183,8 +195,13 @@ def run_search(
         if proposal is None:
             break
         handle, params = proposal
-        result = measure(first_number + len(trials), params)
-        search.tell(handle, params, result.value if result.state == "complete" else None)
+
+        def prune(step: int, value: float, handle: optuna.trial.Trial = handle) -> bool:
+            handle.report(value, step)
+            return handle.should_prune()
+
+        result = measure(first_number + len(trials), params, prune)
+        search.tell(handle, params, result.value if result.state == "complete" else None, pruned=result.pruned)
         trials.append(result)
         if on_trial is not None:
             on_trial(result)

@@ -20,8 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runners.campaign.search import TrialResult
+from runners.campaign.search import Prune, TrialResult
 from runners.campaign.spec import CampaignSpec
+from runners.client import EndedByService
 from runners.config import ConfigError
 from runners.pipeline import run_job
 from runners.server import ServerError
@@ -96,17 +97,33 @@ def measure_trial(
     params: dict[str, Any],
     *,
     extra_metrics: Mapping[str, Any] | None = None,
+    prune: Prune | None = None,
 ) -> TrialResult:
     """Measure one trial with the rig's pipeline and return it (never raises for
-    a trial that failed; a bad base config raises ConfigError)."""
+    a trial that failed; a bad base config raises ConfigError). With ``prune``,
+    each repetition but the last is reported to it (the objective so far, when the
+    objective is decode t/s); when it says prune, the measuring stops there and
+    the trial is kept, pruned, with the repetitions measured (the run is posted
+    aborted with them)."""
     config = trial_config(base, params, repetitions=spec.repetitions)
     config["run_uuid"] = str(uuid.uuid4())
     config["notes"] = (str(config.get("notes") or "") + f" campaign {spec.name!r} trial {number}").strip()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rigboard-trial-") as tmp:
         config["output_path"] = str(Path(tmp) / "run.json")
+        pruned: list[int] = []
+
+        def on_sample(sample: dict[str, Any]) -> None:
+            value = sample.get("decode_tokens_per_s_server") or sample.get("decode_tokens_per_s_client")
+            step = int(sample["index"])
+            if prune is None or spec.objective != "decode_tokens_per_s" or value is None:
+                return
+            if step < spec.repetitions and prune(step, float(value)):
+                pruned.append(step)
+                raise EndedByService("campaign", "pruned", f"pruned after {step} repetition(s): below the median")
+
         try:
-            result = run_job(config)
+            result = run_job(config, on_sample=on_sample)
         except ServerError as exc:
             return TrialResult(
                 number=number,
@@ -135,6 +152,11 @@ def measure_trial(
     trial.samples = list(trial.metrics.pop("decode_tokens_per_s_samples"))
     if spec.objective != "decode_tokens_per_s":
         trial.samples = []
+    if pruned and trial.samples:
+        trial.pruned, trial.state = True, "complete"
+        trial.value = statistics.fmean(trial.samples)
+        trial.failure_reason = str(result["failure_reason"])
+        return trial
     if result["status"] != "finished":
         trial.state = "failed" if result["status"] == "failed" else "aborted"
         trial.failure_kind = "run_failed" if result["status"] == "failed" else "aborted"
