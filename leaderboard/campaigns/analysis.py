@@ -17,13 +17,14 @@ from runners.campaign.trial import trial_config
 from runners.config import RigConfig, command_line_text
 
 ALPHA = 0.05
-# Seed 003's published fit (t/s against n_gpu_layers, RTX 3070, 35B MoE): shown as reported.
+# Seed 003's published fit (RTX 3070, 35B MoE; x = GB of the model resident in system
+# RAM, not on the GPU; 42 its "total effective memory budget"): shown as reported.
 SEED_003_FIT = {
     "form": "a·(C − x)^α",
     "a": 9.81e-6,
     "C": 42.0,
     "alpha": 4.247,
-    "x": "n_gpu_layers",
+    "x": "model GB in RAM",
     "source": "seed 003",
 }
 

@@ -72,6 +72,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     analysis = campaign_analysis(campaign.spec, trials, base=campaign.base_config)
     figures = [
         ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, campaign.spec.get("objective", ""))),
+        ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, trials)),
         *[
             (f"fit-{fit['parameter']}", f"Power-law fit over {fit['parameter']}", fit_figure(fit))
             for fit in analysis.fits
@@ -115,6 +116,45 @@ def best_so_far_figure(analysis: Analysis, objective: str) -> dict[str, Any]:
         "layout": {"xaxis": {"title": {"text": "trial"}}, "yaxis": {"title": {"text": html.escape(objective)}},
                    "margin": {"l": 60, "r": 20, "t": 20, "b": 50}, "legend": {"orientation": "h", "y": -0.25}},
     }  # fmt: skip
+
+
+def parallel_figure(spec: dict[str, Any], trials: list[Trial]) -> dict[str, Any]:
+    """Return one line per trial across the parameters' axes (each value at its place in
+    the space's list) and the objective; failed trials dashed at the objective's floor.
+    Drawn with scatter lines: the vendored basic bundle has no parcoords."""
+    space: dict[str, list[Any]] = spec.get("space", {})
+    names = list(space)
+    values = [t.value for t in trials if t.value is not None]
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    span = (high - low) or 1.0
+    data = []
+    for trial in trials[:300]:
+        ys = [space[n].index(trial.params[n]) / max(len(space[n]) - 1, 1) if trial.params.get(n) in space[n] else None
+              for n in names]  # fmt: skip
+        ys.append((trial.value - low) / span if trial.value is not None else 0.0)
+        share = (trial.value - low) / span if trial.value is not None else None
+        color = (
+            "#999999"
+            if share is None
+            else f"rgb({int(40 + 200 * share)},{int(80 * (1 - share))},{int(200 * (1 - share))})"
+        )
+        hover = html.escape(f"trial {trial.number}: {trial.value if trial.value is not None else trial.state} "
+                            + ", ".join(f"{n}={trial.params.get(n)}" for n in names))  # fmt: skip
+        data.append({
+            "type": "scatter", "mode": "lines+markers", "x": [*names, spec.get("objective", "objective")], "y": ys,
+            "line": {"color": color, "dash": "solid" if share is not None else "dot", "width": 1.5},
+            "hovertext": hover, "hoverinfo": "text", "showlegend": False,
+        })  # fmt: skip
+    return {
+        "data": data,
+        "layout": {"yaxis": {"title": {"text": "place in the list (objective: low → high)"}, "range": [-0.05, 1.05]},
+                   "margin": {"l": 60, "r": 20, "t": 20, "b": 80}},
+    }  # fmt: skip
+
+
+def _shade(share: float) -> str:
+    """Return a colour from blue (the slowest trial) to red (the fastest)."""
+    return f"rgb({int(40 + 200 * share)},{int(80 * (1 - share))},{int(200 * (1 - share))})"
 
 
 def fit_figure(fit: dict[str, Any]) -> dict[str, Any]:

@@ -60,6 +60,18 @@ class CampaignService:
         resp.raise_for_status()
 
 
+def model_quality(models: list[str], binary: str, cache_dir: str) -> dict[str, dict[str, Any]]:
+    """Return each model file's perplexity figures with ``perplexity_margin_pct``, its
+    distance above the best (lowest) perplexity among the campaign's model files."""
+    figures = {model: perplexity_for(model, binary=binary, cache_dir=cache_dir) for model in models}
+    known = [f["perplexity"] for f in figures.values() if f.get("perplexity")]
+    best = min(known) if known else None
+    for entry in figures.values():
+        if best and entry.get("perplexity"):
+            entry["perplexity_margin_pct"] = (entry["perplexity"] / best - 1) * 100
+    return figures
+
+
 def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> tuple[int | None, list[TrialResult]]:
     """Run the campaign from the terminal; return (the service's campaign id or None, the trials)."""
     spec = CampaignSpec.from_mapping(campaign_spec)
@@ -70,10 +82,12 @@ def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> 
     service = CampaignService(rig.service.url, rig.service.token) if rig.service.url else None
     campaign_id = int(service.open(spec, base, rig.service.rig)["id"]) if service else None
 
+    server = rig.server
+    quality = model_quality([str(m) for m in spec.space.get("model", [server.model])], server.binary, rig.cache_dir)
+
     def measure(number: int, params: dict[str, Any], prune: Prune) -> TrialResult:
-        model = str(params.get("model") or rig.server.model)  # type: ignore[union-attr]
-        quality = perplexity_for(model, binary=rig.server.binary, cache_dir=rig.cache_dir)  # type: ignore[union-attr]
-        return measure_trial(rig_spec, spec, number, params, extra_metrics=quality, prune=prune)
+        extra = quality.get(str(params.get("model") or server.model), {})
+        return measure_trial(rig_spec, spec, number, params, extra_metrics=extra, prune=prune)
 
     def report(trial: TrialResult) -> None:
         value = f"{trial.value:.2f}" if trial.value is not None else trial.failure_kind

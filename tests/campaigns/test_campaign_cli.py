@@ -74,6 +74,8 @@ def test_a_campaign_from_the_terminal_measures_stores_and_survives_a_failed_tria
     # Both quantizations ran and their perplexity differs (measured, not copied).
     by_model = {Path(t.params["model"]).name: t.metrics["perplexity"] for t in complete}
     assert len(by_model) == 2 and len(set(by_model.values())) == 2
+    margins = sorted({t.metrics["perplexity_margin_pct"] for t in complete})
+    assert margins[0] == 0 and margins[1] > 0
     assert {t.params["spec_type"] for t in complete} >= {"none", "draft-simple"} or len(complete) < 4
     assert Run.objects.filter(rig=rig.rig).count() == len([t for t in trials if t.run_uuid])
 

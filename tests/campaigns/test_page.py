@@ -53,6 +53,7 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
     assert page.locator(".trials-done").inner_text() == "6 of 8"
     page.wait_for_selector("#best-so-far-chart .main-svg", timeout=15000)
     page.wait_for_selector("#fit-threads-chart .main-svg", timeout=15000)
+    page.wait_for_selector("#parallel-chart .main-svg", timeout=15000)
     assert "out_of_memory" in page.locator("ul.failures").inner_text()
     assert page.locator(".failure-boundary").inner_text().startswith("ctx_size ≥ 20000000 failed (out_of_memory)")
     assert "9.81e-06" in page.locator(".published-fit").inner_text()
