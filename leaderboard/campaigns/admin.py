@@ -13,7 +13,7 @@ from django.http import HttpRequest
 
 from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
-from leaderboard.results.services.runs import ApplicationError
+from leaderboard.core.errors import ApplicationError
 from runners.campaign.spec import CampaignSpec
 from runners.config import ConfigError, RigConfig
 

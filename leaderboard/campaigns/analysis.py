@@ -15,6 +15,7 @@ from scipy import stats as sp_stats
 
 from runners.campaign.trial import trial_config
 from runners.config import RigConfig, command_line_text
+from runners.stats import significance
 
 ALPHA = 0.05
 # Seed 003's published fit (RTX 3070, 35B MoE; x = GB of the model resident in system
@@ -41,13 +42,11 @@ class TrialRow(Protocol):
     duration_s: float | None
 
 
-def significance(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Return the two-sided Mann–Whitney U p-value of ``a`` vs ``b``; None below two values each.
-
-    Stands in for the project's one significance function (runners/stats.py) until it lands."""
+def _p_value(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Return the project's two-sided Mann–Whitney U p-value of ``a`` vs ``b``; None below two values each."""
     if len(a) < 2 or len(b) < 2:
         return None
-    return float(sp_stats.mannwhitneyu(list(a), list(b), alternative="two-sided").pvalue)
+    return significance(list(a), list(b), test="mannwhitney").p_value
 
 
 @dataclass
@@ -132,7 +131,7 @@ def _effects(space: Mapping[str, list[Any]], ok: Sequence[TrialRow]) -> list[dic
                 continue
             base = statistics.median(outside)
             effect = statistics.median(inside) / base - 1 if base else None
-            p = significance(inside, outside)
+            p = _p_value(inside, outside)
             rows.append({
                 "parameter": name,
                 "value": value,

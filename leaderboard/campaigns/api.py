@@ -16,8 +16,8 @@ from leaderboard.campaigns.analysis import campaign_analysis
 from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
+from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, RigToken
-from leaderboard.results.services.runs import ApplicationError
 
 
 def _is_staff(request: Request) -> bool:

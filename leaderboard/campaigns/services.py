@@ -11,8 +11,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialState
+from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, Run
-from leaderboard.results.services.runs import ApplicationError
 from runners.campaign.spec import CampaignSpec
 from runners.config import ConfigError, RigConfig
 

@@ -143,10 +143,10 @@ def measure_trial(
     trial = TrialResult(
         number=number,
         params=params,
-        run_uuid=str(result["run_uuid"]),
+        run_uuid=str(result.run_uuid),
         duration_s=time.monotonic() - started,
         measured_s=_measured_s(payload),
-        log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result["status"] != "finished" else "",
+        log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
     )
     trial.metrics = {**trial_metrics(payload), **(extra_metrics or {})}
     trial.samples = list(trial.metrics.pop("decode_tokens_per_s_samples"))
@@ -155,12 +155,12 @@ def measure_trial(
     if pruned and trial.samples:
         trial.pruned, trial.state = True, "complete"
         trial.value = statistics.fmean(trial.samples)
-        trial.failure_reason = str(result["failure_reason"])
+        trial.failure_reason = str(result.failure_reason)
         return trial
-    if result["status"] != "finished":
-        trial.state = "failed" if result["status"] == "failed" else "aborted"
-        trial.failure_kind = "run_failed" if result["status"] == "failed" else "aborted"
-        trial.failure_reason = str(result["failure_reason"])
+    if result.status != "finished":
+        trial.state = "failed" if result.status == "failed" else "aborted"
+        trial.failure_kind = "run_failed" if result.status == "failed" else "aborted"
+        trial.failure_reason = str(result.failure_reason)
         return trial
     trial.value = trial.metrics.get(spec.objective)
     if trial.value is None:
