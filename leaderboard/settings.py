@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "leaderboard.intake",
     "allauth",
     "allauth.account",
+    "leaderboard.campaigns",
 ]
 
 MIDDLEWARE = [

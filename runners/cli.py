@@ -1,4 +1,4 @@
-"""Command line: ``python -m runners run --config rig.toml``, ``attach --url URL``, ``flush``.
+"""Command line: ``python -m runners run --config rig.toml``, ``attach --url URL``, ``flush``, ``campaign``.
 
 Exit codes: 0 finished and delivered (or spooled), 1 the run failed, 2 a bad
 config, 3 the server could not be started, 4 the service rejected the run.
@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from runners.campaign import driver as campaign_cli
 from runners.client import ServiceClient
 from runners.config import ConfigError, RigConfig, read_spec
 from runners.pipeline import run_job
@@ -40,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
             )
             cmd.add_argument("--model", default="", help="model name to request")
             cmd.add_argument("--api-key", default="", help="bearer token of the server, if it wants one")
+    campaign_cli.add_parser(sub)
     flush = sub.add_parser("flush", help="re-post runs waiting in the spool directory")
     flush.add_argument("--config", help="rig config with the [service] table")
     flush.add_argument("--url", help="service URL (instead of --config)")
@@ -89,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "flush":
             return _flush(args)
+        if args.command == "campaign":
+            return campaign_cli.main(args)
         result = run_job(_spec(args), progress=ProgressBar())
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)

@@ -118,6 +118,7 @@ def run_job(
     progress: Progress | None = None,
     guard: Guard | None = None,
     deliver_by: float | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
 ) -> JobResult:
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
@@ -135,7 +136,10 @@ def run_job(
     the run is spooled if the time is up. Raise ConfigError for a bad spec and
     runners.server.ServerError when the server cannot be started or reached —
     in both cases nothing was measured or posted; an exception from ``guard``
-    or EndedByService before the server is up is raised as well."""
+    or EndedByService before the server is up is raised as well. ``on_sample(sample)``
+    sees each measured repetition (the run document's sample) once it is kept;
+    raising EndedByService there stops the measuring as the service's word does
+    (a tuning campaign prunes a trial so)."""
     config = RigConfig.from_mapping(spec)
     workload = _workload(config)
     run_uuid = config.run_uuid or str(uuid.uuid4())
@@ -143,7 +147,9 @@ def run_job(
     client = client_for(config)
     live = LiveRun(client, run_uuid)
     try:
-        measurement = _Measurement(config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify)
+        measurement = _Measurement(
+            config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify, on_sample=on_sample
+        )
         payload = measurement.run(client, guard or contextlib.nullcontext)
         if config.output_path:
             Path(config.output_path).expanduser().write_text(json.dumps(payload, indent=1))
@@ -177,6 +183,7 @@ class _Measurement:
     run_uuid: str
     live: LiveRun
     notify: Progress
+    on_sample: Callable[[dict[str, Any]], None] | None = None
     suite: SuiteResult = field(default_factory=SuiteResult)
     points: list[SweepPoint] = field(default_factory=list)
     fingerprint: dict[str, Any] = field(default_factory=dict)
@@ -242,7 +249,7 @@ class _Measurement:
             monitor=monitor,
             session=session,
             progress=self.notify,
-            on_sample=lambda sample: self._add(samples=[sample.payload()]),
+            on_sample=self._sample,
             result=self.suite,
         )
         if self.suite.status == "finished" and self.config.sweep.enabled:
@@ -258,6 +265,12 @@ class _Measurement:
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
+
+    def _sample(self, sample: Any) -> None:
+        payload = sample.payload()
+        self._add(samples=[payload])
+        if self.on_sample is not None:
+            self.on_sample(payload)
 
     def _add(self, **measured: list[dict[str, Any]]) -> None:
         # Called once a repetition or sweep point is in hand (kept in the suite
