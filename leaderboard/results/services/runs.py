@@ -21,6 +21,7 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import (
     Configuration,
     ModelFile,
+    Provenance,
     Rig,
     RigGpu,
     Run,
@@ -116,6 +117,43 @@ def run_create(
             raise
         return _existing_or_conflict(existing, rig)
     return RunCreateResult(run=stored, created=True, rig_gpus=found.rig_gpus)
+
+
+# The Run fields a measured payload (POST /api/runs/, docs/api.md) may set;
+# summaries are the service's own and provenance is always 'measured'.
+MEASURED_RUN_FIELDS = (
+    "uuid",
+    "status",
+    "failure_reason",
+    "started_at",
+    "finished_at",
+    "notes",
+    "fingerprint",
+    "server_log_tail",
+    "extra",
+)
+
+
+def run_create_measured(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult:
+    """Store a validated run payload (``RunInputSerializer``'s data) as a measured run of ``rig``.
+
+    The one mapping from the payload to ``run_create``, shared by the API, the
+    llama-bench import and ``manage.py import_runs``. Reported results never come
+    this way: they come only from the published importer."""
+    run = {name: data.get(name) for name in MEASURED_RUN_FIELDS}
+    run["fingerprint"] = run["fingerprint"] or {}
+    run["extra"] = run["extra"] or {}
+    run["provenance"] = Provenance.MEASURED
+    return run_create(
+        rig=rig,
+        stack=data["stack"],
+        model_file=data["model_file"],
+        configuration=data["configuration"],
+        workload=data["workload"],
+        run=run,
+        samples=data["samples"],
+        sweep_points=data["sweep_points"],
+    )
 
 
 def _existing_or_conflict(existing: Run, rig: Rig) -> RunCreateResult:
