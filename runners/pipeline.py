@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ from runners.suite import SuiteResult, run_suite
 from runners.sweep import SweepPoint, run_sweep
 from runners.workload import Workload
 
+logger = logging.getLogger(__name__)
+
 Progress = Callable[[str, int, int], None]
 # Wraps the measuring (flush, server start, suite, sweep) but not the server's
 # stop nor the delivery: the Celery task's soft time limit.
@@ -54,8 +57,10 @@ def _workload(config: RigConfig) -> Workload:
 
 def _server(config: RigConfig, run_uuid: str) -> ServerHandle:
     if config.server is not None:
-        log_dir = Path(config.cache_dir).expanduser() / "logs" / run_uuid
-        return LlamaServer(config.server, log_dir=log_dir).start()
+        cache_dir = Path(config.cache_dir).expanduser()
+        return LlamaServer(
+            config.server, log_dir=cache_dir / "logs" / run_uuid, state_dir=cache_dir / "servers"
+        ).start()
     if config.attach is None:
         raise ConfigError("attach", "give [server] or [attach]")
     return AttachedServer(config.attach).start()
@@ -81,7 +86,10 @@ def run_job(
 
     Return {"run_uuid", "status" (finished|failed|aborted), "failure_reason",
     "delivered" ("posted"|"spooled"|"rejected"|"not_posted"|"closed_on_service"),
-    "http_status", "delivery_detail", "spool_path", "opened" (the run was live on
+    "http_status", "delivery_detail", "spool_path", "spool_fallback" (why the run
+    is not in the spool directory itself: it went to a fallback directory, or with
+    delivered "unsaved" nowhere; '' otherwise), "unsaved_json" (the run, when
+    delivered is "unsaved": the caller must show it), "opened" (the run was live on
     the service while measured), "live_detail", "ended_by_service" (why the
     service stopped the run, '' when it did not), "n_samples", "decode_tokens_per_s_mean",
     "acceptance_pct", "table", "sweep_table", "flushed"}. ``progress(stage,
@@ -109,7 +117,7 @@ def run_job(
         measurement = _Measurement(config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify)
         payload = measurement.run(client, guard or contextlib.nullcontext)
         if config.output_path:
-            Path(config.output_path).expanduser().write_text(json.dumps(payload, indent=1))
+            _write_output(Path(config.output_path).expanduser(), payload)
         try:
             if measurement.ended is not None and not live.opened and not payload["samples"]:
                 delivery = Delivery("not_posted", detail=f"{measurement.ended}; nothing had been measured")
@@ -126,6 +134,7 @@ def run_job(
         if measurement.ended is None and live.ended is None:
             notify("post", 1, 1)  # not for a run the service ended: nothing more to tell it
     finally:
+        live.stop_heartbeat()
         if client is not None:
             client.close()
     return _result(payload, delivery, measurement, live)
@@ -265,6 +274,19 @@ class _Measurement:
         )
 
 
+def _write_output(path: Path, payload: dict[str, Any]) -> None:
+    # The extra copy the user asked for: a failure to write it (a full disk)
+    # must not stop the run's delivery.
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(json.dumps(payload, indent=1))
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        logger.warning("could not write the run to %s (%s); delivering it anyway", path, exc)
+
+
 def limit_text(exc: SoftTimeLimitExceeded) -> str:
     """Return the time limit's message ("soft time limit (10 s) exceeded");
     billiard's str() of the exception is its repr."""
@@ -285,6 +307,8 @@ def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measureme
         "http_status": delivery.status_code,
         "delivery_detail": delivery.detail,
         "spool_path": delivery.path,
+        "spool_fallback": delivery.fallback,
+        "unsaved_json": json.dumps(payload, sort_keys=True) if delivery.outcome == "unsaved" else "",
         "opened": live.opened,
         "live_detail": live.stopped,
         "ended_by_service": str(measurement.ended or live.ended or ""),

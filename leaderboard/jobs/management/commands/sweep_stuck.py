@@ -1,0 +1,20 @@
+"""``manage.py sweep_stuck``: what the every-minute sweeper task does, for a
+service without Celery beat (the embedded default: run it from cron)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from leaderboard.jobs.services import jobs_sweep_stuck
+from leaderboard.results.services.silent import runs_close_silent
+
+
+class Command(BaseCommand):
+    help = "Close runs whose runner went silent and settle jobs whose worker was lost."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        runs = runs_close_silent()
+        jobs = jobs_sweep_stuck()
+        self.stdout.write(f"closed {len(runs)} silent run(s), settled {len(jobs)} job(s)")
