@@ -91,7 +91,11 @@ class SpoolWriteError(OSError):
 
 def fallback_dirs() -> list[Path]:
     """Return where a run goes when its spool directory cannot take it, in order:
-    the system's temp directory (often another filesystem), then the user's home."""
+    the system's temp directory (often another filesystem), then the user's home;
+    RIGBOARD_SPOOL_FALLBACK_DIRS (paths separated by ``os.pathsep``) replaces them."""
+    given = os.environ.get("RIGBOARD_SPOOL_FALLBACK_DIRS", "")
+    if given:
+        return [Path(part).expanduser() for part in given.split(os.pathsep) if part]
     return [Path(tempfile.gettempdir()) / "rigboard-spool", Path.home() / "rigboard-spool"]
 
 

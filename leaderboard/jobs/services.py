@@ -300,10 +300,6 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
                 expired = job_expire(job=job, now=now)
                 if expired is not None:
                     changed.append(expired)
-            elif job.created_at + timedelta(seconds=settings.RIGBOARD_JOB_LOST_CHECK_S) <= now:
-                resent = job_resend_if_lost(job=job)
-                if resent is not None:
-                    changed.append(resent)
             continue
         if job.status != JobStatus.RUNNING:
             continue
@@ -327,6 +323,18 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
         except ApplicationError:
             continue  # the rig reported meanwhile
     return changed
+
+
+def jobs_resend_lost() -> list[BenchmarkJob]:
+    """Send again every queued job older than RIGBOARD_JOB_LOST_CHECK_S whose
+    message the broker no longer has (see ``job_resend_if_lost``); return them."""
+    now = timezone.now()
+    waiting = BenchmarkJob.objects.filter(
+        status=JobStatus.QUEUED,
+        created_at__lte=now - timedelta(seconds=settings.RIGBOARD_JOB_LOST_CHECK_S),
+        expires_at__gt=now,
+    ).select_related("rig")
+    return [job for job in waiting if job_resend_if_lost(job=job) is not None]
 
 
 def job_resend_if_lost(*, job: BenchmarkJob) -> BenchmarkJob | None:

@@ -7,14 +7,17 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.jobs.services import jobs_sweep_stuck
+from leaderboard.jobs.services import jobs_resend_lost, jobs_sweep_stuck
 from leaderboard.results.services.silent import runs_close_silent
 
 
 class Command(BaseCommand):
-    help = "Close runs whose runner went silent and settle jobs whose worker was lost."
+    help = "Close runs whose runner went silent, settle jobs whose worker was lost, re-send lost jobs."
 
     def handle(self, *args: Any, **options: Any) -> None:
         runs = runs_close_silent()
         jobs = jobs_sweep_stuck()
-        self.stdout.write(f"closed {len(runs)} silent run(s), settled {len(jobs)} job(s)")
+        resent = jobs_resend_lost()
+        self.stdout.write(
+            f"closed {len(runs)} silent run(s), settled {len(jobs)} job(s), sent {len(resent)} lost job(s) again"
+        )
