@@ -334,7 +334,8 @@ def jobs_resend_lost() -> list[BenchmarkJob]:
         created_at__lte=now - timedelta(seconds=settings.RIGBOARD_JOB_LOST_CHECK_S),
         expires_at__gt=now,
     ).select_related("rig")
-    return [job for job in waiting if job_resend_if_lost(job=job) is not None]
+    resent = [job_resend_if_lost(job=job) for job in waiting]
+    return [job for job in resent if job is not None]
 
 
 def job_resend_if_lost(*, job: BenchmarkJob) -> BenchmarkJob | None:
