@@ -203,13 +203,13 @@ class LlamaServer(ServerHandle):
 
     def start(self) -> LlamaServer:
         """Check the config, launch, wait for /health; raise ServerError on any failure."""
+        binary = resolve_binary(self.config.binary)
         for field_name in ("model", "draft_model"):
             path = getattr(self.config, field_name)
             if path and not Path(path).expanduser().is_file():
                 # A bad config (the CLI's exit 2), checked here rather than when the
                 # config is read: the service checks job specs without the rig's files.
                 raise ConfigError(f"server.{field_name}", f"no such file: {path}")
-        binary = resolve_binary(self.config.binary)
         bad = self.read_model_header(self.config.model)
         if bad is not None and bad.kind in ("not_gguf", "truncated"):
             # llama-server loads only GGUF: a file that is not one, or is cut short,

@@ -159,7 +159,8 @@ def test_the_cli_exits_2_naming_a_missing_model_file(
     config = tmp_path / "rig.json"
     config.write_text(json.dumps(small(job_spec("", "", section, tmp_path))))
     assert main(["run", "--config", str(config), "--no-post"]) == 2
-    assert capsys.readouterr().err == f"config error: server.{field}: no such file: {tmp_path / 'gone.gguf'}\n"
+    err = capsys.readouterr().err
+    assert err.endswith(f"\nconfig error: server.{field}: no such file: {tmp_path / 'gone.gguf'}\n")
 
 
 def test_an_unknown_flag_is_a_clear_error_with_the_servers_words(
