@@ -19,7 +19,7 @@ from leaderboard.jobs.services import (
 )
 from leaderboard.jobs.tasks import jobs_sweep_stuck_task
 from leaderboard.results.models import Run
-from leaderboard.results.services.runs import run_append, run_create
+from leaderboard.results.services.runs import ApplicationError, run_append, run_create
 from leaderboard.results.services.silent import runs_close_silent
 from tests.fixtures.celery_worker import queued_messages
 from tests.fixtures.data import run_payload
@@ -123,3 +123,39 @@ def test_the_sweep_command_does_what_the_task_does(make_rig, settings, capsys):
     call_command("sweep_stuck")
     assert capsys.readouterr().out.strip() == "closed 1 silent run(s), settled 0 job(s), sent 0 lost job(s) again"
     assert Run.objects.get(pk=run.pk).status == "aborted"
+
+
+def test_a_runner_that_was_only_cut_off_reopens_its_run_and_loses_nothing(make_rig, settings):
+    settings.RIGBOARD_RUN_SILENCE_S = 300
+    rig = make_rig()
+    run = open_run(rig)
+    last_heard(run, timedelta(minutes=6))
+    (closed,) = runs_close_silent()
+    assert closed.status == "aborted" and "closed_for_silence_at" in closed.extra
+    # The runner comes back (the service was out of its reach): its next append is taken.
+    reopened = run_append(run=run, samples=[{"index": 3, "decode_tokens_per_s_server": 99.0, "tokens_generated": 64}])
+    assert reopened.status == "running" and reopened.failure_reason == "" and reopened.finished_at is None
+    assert "closed_for_silence_at" not in reopened.extra
+    finished = run_append(run=run, status="finished")
+    assert finished.status == "finished"
+    assert sorted(finished.samples.values_list("index", flat=True)) == [1, 2, 3]
+
+
+def test_a_spooled_whole_run_completes_a_run_closed_for_silence(make_rig, settings):
+    settings.RIGBOARD_RUN_SILENCE_S = 300
+    rig = make_rig()
+    run = open_run(rig)
+    last_heard(run, timedelta(minutes=6))
+    runs_close_silent()
+    whole = run_payload(run={"uuid": run.uuid, "status": "finished"})  # three samples
+    result = run_create(rig=rig, **whole)
+    assert not result.created and result.run.status == "finished"
+    assert sorted(result.run.samples.values_list("index", flat=True)) == [1, 2, 3]
+
+
+def test_a_run_closed_any_other_way_stays_closed(make_rig):
+    run = open_run(make_rig())
+    run_append(run=run, status="aborted", failure_reason="staff aborted its job")
+    with pytest.raises(ApplicationError) as caught:
+        run_append(run=run, samples=[{"index": 3}])
+    assert caught.value.status_code == 409

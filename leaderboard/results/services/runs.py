@@ -294,6 +294,15 @@ def _existing_or_conflict(existing: Run, rig: Rig) -> RunCreateResult:
 
 
 _ENDED = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED)
+# ``extra`` key of a run the sweeper closed because its runner went silent
+# (leaderboard/results/services/silent.py): the runner may only have been cut off.
+CLOSED_FOR_SILENCE = "closed_for_silence_at"
+
+
+def run_closed_for_silence(run: Run) -> bool:
+    """Return True for a run the silence sweeper closed as aborted: one its
+    runner may still reopen by sending more (an append, a finish, the whole run)."""
+    return run.status == RunStatus.ABORTED and bool((run.extra or {}).get(CLOSED_FOR_SILENCE))
 
 
 def _existing_or_complete(
@@ -312,7 +321,8 @@ def _existing_or_complete(
     the close could not be delivered, it spools the whole run and re-posts it
     later, and that one document must be enough to finish the open run."""
     result = _existing_or_conflict(existing, rig)
-    if existing.status != RunStatus.RUNNING or run.get("status") not in _ENDED:
+    open_ = existing.status == RunStatus.RUNNING or run_closed_for_silence(existing)
+    if not open_ or run.get("status") not in _ENDED:
         return result
     completed = run_append(
         run=existing,
@@ -390,6 +400,12 @@ def run_append(
     otherwise, and (400) when finishing as 'finished' a run with no samples."""
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
+        if run_closed_for_silence(locked):
+            # The sweeper took the runner for dead, but it was only cut off from the
+            # service: the run takes what it sends again, nothing measured is refused.
+            locked.status, locked.finished_at, locked.failure_reason = RunStatus.RUNNING, None, ""
+            locked.extra = {k: v for k, v in (locked.extra or {}).items() if k != CLOSED_FOR_SILENCE}
+            locked.save(update_fields=["status", "finished_at", "failure_reason", "extra", "updated_at"])
         if locked.status != RunStatus.RUNNING:
             if status is not None and status == locked.status:
                 return locked

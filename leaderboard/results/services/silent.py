@@ -5,7 +5,9 @@ repetition and sweep point, and in between sends an empty append every minute
 (runners/client.py, ``HEARTBEAT_S``), so ``Run.updated_at`` is never much older
 than a minute while the runner lives. A run still open past
 RIGBOARD_RUN_SILENCE_S since then lost its runner (killed, its machine off):
-it is closed as aborted with the samples and sweep points it had."""
+it is closed as aborted with the samples and sweep points it had. A runner that
+was only cut off from the service (its heartbeats lost) and sends more later
+reopens the run (``run_append``): nothing it measured is refused."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from leaderboard.results.models import Run, RunStatus
-from leaderboard.results.services.runs import ApplicationError, run_append
+from leaderboard.results.services.runs import CLOSED_FOR_SILENCE, ApplicationError, run_append
 
 
 def runs_close_silent(*, now: datetime | None = None, silence: timedelta | None = None) -> list[Run]:
@@ -33,5 +35,13 @@ def runs_close_silent(*, now: datetime | None = None, silence: timedelta | None 
             "the runner was lost (killed, or its machine went off); closed with the samples it had sent"
         )
         with contextlib.suppress(ApplicationError):  # closed by the runner meanwhile
-            closed.append(run_append(run=run, status=RunStatus.ABORTED, failure_reason=reason, finished_at=now))
+            closed.append(
+                run_append(
+                    run=run,
+                    status=RunStatus.ABORTED,
+                    failure_reason=reason,
+                    finished_at=now,
+                    extra={CLOSED_FOR_SILENCE: now.isoformat()},
+                )
+            )
     return closed
