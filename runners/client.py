@@ -210,11 +210,11 @@ class ServiceClient:
         return sorted(p.stem for p in self._pending())
 
     def _pending(self) -> list[Path]:
-        found: list[Path] = []
+        found: dict[Path, Path] = {}  # by resolved path: a fallback may be the spool directory itself
         for directory in (self.spool_dir, *fallback_dirs()):
             with contextlib.suppress(OSError):
-                found += [p for p in directory.glob("*.json") if p.is_file()]
-        return found
+                found.update((p.resolve(), p) for p in directory.glob("*.json") if p.is_file())
+        return list(found.values())
 
     def _read(self, path: Path, result: FlushResult) -> dict[str, Any] | None:
         """Return the run spooled at ``path``; None (and the file quarantined,

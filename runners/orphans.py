@@ -74,7 +74,14 @@ def record_server(state_dir: Path, pid: int) -> Path:
         "runner_start_time": process_start_time(os.getpid()),
     }
     path = state_dir / f"{pid}.json"
-    path.write_text(json.dumps(record))
+    tmp = state_dir / f".{pid}.tmp"
+    try:
+        tmp.write_text(json.dumps(record))
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return path
 
 

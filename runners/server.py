@@ -11,6 +11,7 @@ A launched server does not outlive its runner: see runners/orphans.py.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -28,6 +29,8 @@ import requests
 from runners.config import GENERIC_OPENAI, AttachConfig, ConfigError, ServerConfig, command_line_text
 from runners.gguf import GgufError, GgufHeader, read_header
 from runners.orphans import die_with_parent, record_server, stop_orphans
+
+logger = logging.getLogger(__name__)
 
 # (kind, pattern in the server's log, what to tell the user), checked in order.
 _FAILURE_PATTERNS = [
@@ -236,7 +239,12 @@ class LlamaServer(ServerHandle):
             )
         try:
             if self.state_dir is not None:
-                self._record = record_server(self.state_dir, self.process.pid)
+                try:
+                    self._record = record_server(self.state_dir, self.process.pid)
+                except OSError as exc:  # a full or read-only cache: the parent-death signal still holds
+                    logger.warning(
+                        "could not record llama-server pid %s in %s: %s", self.process.pid, self.state_dir, exc
+                    )
             self._wait_healthy()
         except BaseException:
             self.stop()
