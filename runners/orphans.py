@@ -28,7 +28,9 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 def die_with_parent() -> Any:
     """Return a preexec_fn that makes the child get SIGKILL when this process
-    dies (Linux's PR_SET_PDEATHSIG), or None where there is no prctl."""
+    dies (Linux's PR_SET_PDEATHSIG), or None where there is no prctl. Linux sends
+    it when the launching *thread* ends: launch from a thread that outlives the
+    server (the CLI's and the rig worker's main thread do)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         prctl = libc.prctl
@@ -37,7 +39,7 @@ def die_with_parent() -> Any:
     parent = os.getpid()
 
     def _preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         if os.getppid() != parent:  # the runner died before the prctl took effect
             os.kill(os.getpid(), signal.SIGKILL)
 
