@@ -43,6 +43,7 @@ demo: install
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck:
 	$(BIN)/mypy leaderboard runners

@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runners.client import ServiceClient
 from runners.config import ConfigError, RigConfig, read_spec
-from runners.pipeline import run_job
+from runners.pipeline import JobResult, run_job
 from runners.progress import ProgressBar
 from runners.server import ServerError
 
@@ -93,21 +93,21 @@ def _tell_quarantined(quarantined: Sequence[str]) -> None:
         print(f"spool: quarantined {line}", file=sys.stderr)
 
 
-def _tell_unsaved(result: Mapping[str, Any]) -> int:
+def _tell_unsaved(result: JobResult) -> int:
     """Tell where a run the spool directory could not take went; return 5, or 0
     when it went to the spool directory (or was not spooled at all)."""
-    if result["delivered"] == "unsaved":
+    if result.delivered == "unsaved":
         print(
-            f"the run could not be written anywhere ({result['spool_fallback']}); "
+            f"the run could not be written anywhere ({result.spool_fallback}); "
             "it follows as JSON on stdout: save it and post it with the rig's token",
             file=sys.stderr,
         )
-        print(result["unsaved_json"])
+        print(result.unsaved_json)
         return 5
-    if result["spool_fallback"]:
+    if result.spool_fallback:
         print(
-            f"the spool directory could not take the run ({result['spool_fallback']}); "
-            f"it was written to {result['spool_path']} instead, and `python -m runners flush` delivers it from there",
+            f"the spool directory could not take the run ({result.spool_fallback}); "
+            f"it was written to {result.spool_path} instead, and `python -m runners flush` delivers it from there",
             file=sys.stderr,
         )
         return 5
@@ -128,20 +128,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.log_tail:
             print("--- server log tail ---\n" + exc.log_tail, file=sys.stderr)
         return 3
-    _tell_quarantined((result["flushed"] or {}).get("quarantined", []))
-    print(result["table"])
-    if result["summary_line"]:
-        print(result["summary_line"])
-    if result["sweep_table"]:
-        print("\n" + result["sweep_table"])
-    print(f"\nrun {result['run_uuid']}: {result['status']}", end="")
-    print(f" ({result['failure_reason']})" if result["failure_reason"] else "")
-    delivered = result["delivered"]
-    where = f" to {result['spool_path']}" if result["spool_path"] else ""
-    print(f"delivery: {delivered}{where} {result['delivery_detail']}".rstrip())
+    _tell_quarantined((result.flushed or {}).get("quarantined", []))
+    print(result.table)
+    if result.summary_line:
+        print(result.summary_line)
+    if result.sweep_table:
+        print("\n" + result.sweep_table)
+    print(f"\nrun {result.run_uuid}: {result.status}", end="")
+    print(f" ({result.failure_reason})" if result.failure_reason else "")
+    delivered = result.delivered
+    where = f" to {result.spool_path}" if result.spool_path else ""
+    print(f"delivery: {delivered}{where} {result.delivery_detail}".rstrip())
     unsaved = _tell_unsaved(result)
     if delivered == "rejected":
         return 4
     if unsaved:
         return unsaved
-    return 0 if result["status"] == "finished" else 1
+    return 0 if result.status == "finished" else 1

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import (
     job_silence_limit,
@@ -19,7 +20,8 @@ from leaderboard.jobs.services import (
 )
 from leaderboard.jobs.tasks import jobs_sweep_stuck_task
 from leaderboard.results.models import Run
-from leaderboard.results.services.runs import ApplicationError, run_append, run_create
+from leaderboard.results.services.append import run_append
+from leaderboard.results.services.runs import run_create
 from leaderboard.results.services.silent import runs_close_silent
 from tests.fixtures.celery_worker import queued_messages
 from tests.fixtures.data import run_payload

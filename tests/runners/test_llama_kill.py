@@ -116,7 +116,7 @@ def test_the_next_runner_stops_an_orphan_server_it_launched_and_nothing_else(
         )
         spec = small(job_spec("", "", gemma_server_section(), tmp_path), repetitions=1, max_tokens=16)
         result = run_job(spec)
-        assert result["status"] == "finished"
+        assert result.status == "finished"
         assert orphan.wait(timeout=15) is not None and pids_with(marker) == []
         assert bystander.poll() is None
         assert list(state.glob("*.json")) == []  # its own record removed at its stop, the stale ones at start

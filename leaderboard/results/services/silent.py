@@ -17,8 +17,9 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Run, RunStatus
-from leaderboard.results.services.runs import CLOSED_FOR_SILENCE, ApplicationError, run_append
+from leaderboard.results.services.append import CLOSED_FOR_SILENCE, run_append
 
 
 def runs_close_silent(*, now: datetime | None = None, silence: timedelta | None = None) -> list[Run]:
