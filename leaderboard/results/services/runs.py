@@ -187,8 +187,8 @@ def _run_create_atomic(
         **fields,
     )
     sample_objs = sample_objects(new_run, samples)
-    run_summary_apply(run=new_run, samples=sample_objs)
     sweep_objs = sweep_objects(new_run, sweep_points)
+    run_summary_apply(run=new_run, samples=sample_objs, sweep_points=sweep_objs)
     if ingest_sql.applies():
         ingest_sql.run_rows_insert(run=new_run, samples=sample_objs, points=sweep_objs)
     else:
