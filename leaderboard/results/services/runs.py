@@ -32,7 +32,7 @@ from leaderboard.results.models import (
     Workload,
 )
 from leaderboard.results.services import ingest_sql
-from leaderboard.results.services.append import run_append
+from leaderboard.results.services.append import run_append, run_closed_for_silence
 from leaderboard.results.services.catalog import (
     catalog_get_or_create,
     configuration_key,
@@ -181,7 +181,8 @@ def _existing_or_complete(
     the close could not be delivered, it spools the whole run and re-posts it
     later, and that one document must be enough to finish the open run."""
     result = _existing_or_conflict(existing, rig)
-    if existing.status != RunStatus.RUNNING or run.get("status") not in _ENDED:
+    open_ = existing.status == RunStatus.RUNNING or run_closed_for_silence(existing)
+    if not open_ or run.get("status") not in _ENDED:
         return result
     completed = run_append(
         run=existing,
