@@ -8,7 +8,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rigboard
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install install-dev system-deps demo test lint typecheck migrations-check pytest bench-ingest clean
+.PHONY: install install-dev system-deps demo demo-data test lint typecheck migrations-check pytest bench-ingest clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -34,11 +34,21 @@ system-deps:
 	  echo "make test needs Debian's chromium and ccache: sudo apt-get install chromium chromium-driver ccache" >&2; exit 1; \
 	fi
 
-# The embedded default: SQLite, tasks in-process, the articles' published results.
-demo: install
+# The embedded default: SQLite, tasks in-process, the articles' published results
+# and runs measured on Rigboard's own development machine (labelled so).
+DEMO_RIG := rigboard-dev-vm-demo
+DEMO_DATA := leaderboard/results/demo_data
+demo: install demo-data
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# Idempotent: every step stores nothing twice (tests/test_demo_data.py runs it twice).
+demo-data:
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py import_published
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
+	  --notes "Rigboard's development VM: demo runs measured here (leaderboard/results/demo_data/README.md)" \
+	  $(DEMO_DATA)/runs/*.json
+	$(BIN)/python manage.py import_llama_bench --rig $(DEMO_RIG) $(DEMO_DATA)/llama-bench/*.json
 
 lint:
 	$(BIN)/ruff check .

@@ -137,14 +137,13 @@ class RigBoard:
 
 def rig_board(*, rig_id: int, usd_per_kwh: float, limit: int = 50) -> RigBoard | None:
     """Return a rig's own leaderboard (its best run per stack × model file ×
-    configuration × workload, fastest first) and its latest runs, ``limit`` of
-    each; None for an unknown rig."""
+    configuration × workload, fastest decoder first) and its latest finished runs
+    (with or without decode figures), ``limit`` of each; None for an unknown rig."""
     rig = Rig.objects.prefetch_related("gpus").filter(pk=rig_id).first()
     if rig is None:
         return None
-    runs = Run.objects.filter(
-        rig_id=rig_id, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False
-    ).order_by()
+    finished = Run.objects.filter(rig_id=rig_id, status=RunStatus.FINISHED).order_by()
+    runs = finished.filter(decode_tokens_per_s_mean__isnull=False)
     # Number each configuration group's runs fastest first and keep the first:
     # one pass over the rig's runs, no join back (PostgreSQL window function).
     groups = [F("stack_id"), F("model_file_id"), F("configuration_id"), F("workload_id")]
@@ -155,7 +154,8 @@ def rig_board(*, rig_id: int, usd_per_kwh: float, limit: int = 50) -> RigBoard |
         .order_by("-decode_tokens_per_s_mean", "-pk")
         .values_list("pk", flat=True)[:limit]
     )
-    history_ids = list(runs.order_by("-created_at", "-pk").values_list("pk", flat=True)[:limit])
+    # The latest runs are every finished run, a prefill-only one (llama-bench's pp tests) too.
+    history_ids = list(finished.order_by("-created_at", "-pk").values_list("pk", flat=True)[:limit])
     rows = {row.run_id: row for row in rows_by_ids([*best_ids, *history_ids], usd_per_kwh=usd_per_kwh)}
     return RigBoard(
         rig=rig,

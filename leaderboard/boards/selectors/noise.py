@@ -4,10 +4,11 @@ spread is not evidence that one stack is faster."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, Max, Min, QuerySet, StdDev
+from django.db.models import Avg, Count, F, Max, Min, QuerySet, Sum
 
 from leaderboard.results.models import Run, RunStatus, SummarySource
 
@@ -48,6 +49,11 @@ class Spread:
         return (self.rig_id, self.stack_id, self.model_file_id, self.configuration_id, self.workload_id)
 
 
+def sample_sd(*, n: int, mean: float, sum_of_squares: float) -> float:
+    """Return the sample standard deviation (n − 1) from a group's count, mean and Σx²."""
+    return math.sqrt(max(sum_of_squares - n * mean * mean, 0.0) / (n - 1))
+
+
 def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
     rows = (
         runs.values(
@@ -62,7 +68,9 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
         .annotate(
             n=Count("pk"),
             mean=Avg("decode_tokens_per_s_median"),
-            sd=StdDev("decode_tokens_per_s_median", sample=True),
+            # Σx², not StdDev: SQLite's STDDEV_SAMP (Python's statistics.stdev)
+            # raises on the one-run groups HAVING drops only afterwards.
+            sumsq=Sum(F("decode_tokens_per_s_median") * F("decode_tokens_per_s_median")),
             lo=Min("decode_tokens_per_s_median"),
             hi=Max("decode_tokens_per_s_median"),
         )
@@ -88,7 +96,7 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
             ),
             n_runs=r["n"],
             mean_of_medians=r["mean"],
-            stdev_of_medians=r["sd"],
+            stdev_of_medians=sample_sd(n=r["n"], mean=r["mean"], sum_of_squares=r["sumsq"]),
             min_median=r["lo"],
             max_median=r["hi"],
         )
