@@ -21,6 +21,9 @@ install-dev: $(BIN)/python
 	$(BIN)/pip install -q -r requirements-dev.txt
 
 # The embedded default: SQLite, tasks in-process, the articles' published results.
+# DEBUG is off by default (settings.py); the demo and the tests turn it on for
+# themselves (a development SECRET_KEY, loopback hosts, tracebacks on 500s).
+demo: export DEBUG ?= true
 demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py import_published
@@ -31,16 +34,16 @@ lint:
 	$(BIN)/ruff format --check .
 
 typecheck:
-	$(BIN)/mypy leaderboard runners
+	DEBUG=true $(BIN)/mypy leaderboard runners
 
 migrations-check:
-	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py makemigrations --check --dry-run
+	DEBUG=true DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py makemigrations --check --dry-run
 
 # Exit code 5 means pytest collected nothing: an empty suite is a failure, said plainly.
 pytest:
 	@mkdir -p test-artifacts
 	@echo "test artifacts: $(CURDIR)/test-artifacts"
-	DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) \
+	DEBUG=$${DEBUG:-true} DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit code 5); check PYTEST_ARGS and tests/" >&2; fi; \
 	  exit $$rc

@@ -56,8 +56,16 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
+def _renderable(text: str) -> str:
+    """Return ``text`` with lone UTF-16 surrogates written as ``\\udfff``: an
+    error may quote a key or value the client sent, and UTF-8 (the renderer's
+    output) cannot encode a surrogate."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error_response(errors: dict[str, list[str]], status_code: int, headers: dict[str, str] | None = None) -> Response:
-    return Response({"errors": errors}, status=status_code, headers=headers)
+    safe = {_renderable(path): [_renderable(str(m)) for m in messages] for path, messages in errors.items()}
+    return Response({"errors": safe}, status=status_code, headers=headers)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
