@@ -9,18 +9,15 @@ a figure. Every hover text names its unit.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from leaderboard.boards.chart_text import chart_text as _esc
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 Figure = dict[str, Any]
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -116,7 +113,9 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
         x_axis: dict[str, Any] = {"title": {"text": pane.x_title}, "type": "log" if pane.x_log else "linear"}
         if pane.x_log:
             # Ticks at the measured depths, labelled as people write them (4K, 128K).
-            x_axis.update(tickmode="array", tickvals=[t for t, _ in ticks], ticktext=[label for _, label in ticks])
+            x_axis.update(
+                tickmode="array", tickvals=[t for t, _ in ticks], ticktext=[_esc(label) for _, label in ticks]
+            )
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = {"title": {"text": pane.y_title}, "rangemode": "tozero"}
         for s_index, s in enumerate(series):

@@ -8,10 +8,10 @@ text are escaped: Plotly renders a subset of HTML in labels and hover text."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
+from leaderboard.boards.chart_text import chart_text as _esc
 from leaderboard.regressions.selectors import TimelinePoint
 
 Figure = dict[str, Any]
@@ -21,10 +21,6 @@ METRICS = (
     ("ttft_ms_mean", "TTFT", "ms"),
     ("power_w_mean", "Power", "W"),
 )
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _layout(title: str, unit: str, points: Sequence[TimelinePoint]) -> dict[str, Any]:
