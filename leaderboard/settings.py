@@ -200,6 +200,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Error answers ({"errors": …}) declared on every operation that gives them.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.results.api.schema.declare_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.results.models.runs.RunStatus.choices",
         "RunEndStatusEnum": "leaderboard.results.api.serializers.inputs.RUN_END_STATUS_CHOICES",

@@ -10,3 +10,6 @@ urlpatterns = [
     path("regressions/", include("leaderboard.regressions.urls")),
     path("", include("leaderboard.boards.urls")),
 ]
+
+# A URL no route matches under /api/ gets a JSON 404 like every other API error.
+handler404 = "leaderboard.results.api.errors.page_not_found"

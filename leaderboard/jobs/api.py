@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +20,8 @@ from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.api.serializers.fields import StrictCharField, whole
 from leaderboard.results.models import Rig, RigToken
 from leaderboard.results.services.runs import ApplicationError
+
+_NO_BROKER = OpenApiResponse(description="No Celery broker is configured.")
 
 
 def _is_staff(request: Request) -> bool:
@@ -142,7 +144,7 @@ class JobListCreateApi(JobApiView):
         page = paginator.paginate_queryset(jobs, request, view=self)
         return paginator.get_paginated_response(JobOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: JobOutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: JobOutputSerializer, 503: _NO_BROKER})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -187,7 +189,13 @@ class JobStatusApi(JobApiView):
         progress = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
         error = StrictCharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(request=InputSerializer, responses=JobOutputSerializer)
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            200: JobOutputSerializer,
+            409: OpenApiResponse(description="The job's status does not allow this move."),
+        },
+    )
     def post(self, request: Request, job_id: int) -> Response:
         job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
         self.check_object_permissions(request, job)
@@ -216,7 +224,7 @@ class JobRunAgainApi(JobApiView):
 
     permission_classes = [IsStaff]
 
-    @extend_schema(request=None, responses={201: JobOutputSerializer})
+    @extend_schema(request=None, responses={201: JobOutputSerializer, 503: _NO_BROKER})
     def post(self, request: Request, job_id: int) -> Response:
         job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
         return _job_response(job_run_again(job=job, created_by=request.user), status.HTTP_201_CREATED)

@@ -12,7 +12,8 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -102,3 +103,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         )
     set_rollback()
     return error_response(errors, exc.status_code, headers)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's 404 (``handler404``): under /api/ in the API's error shape, as
+    JSON, for URLs no route matches (``/api/jobs/abc/``); elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"errors": {"detail": ["Not found."]}}, status=404)
+    return defaults.page_not_found(request, exception)

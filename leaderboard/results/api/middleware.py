@@ -33,7 +33,7 @@ class ChunkedBodyMiddleware:
             if len(body) > limit:
                 return _error(413, f"The request body is over the limit of {limit} bytes.")
             meta["CONTENT_LENGTH"] = str(len(body))
-            request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[attr-defined]
+            request._stream = LimitedStream(io.BytesIO(body), len(body))  # type: ignore[assignment]
         return self.get_response(request)
 
 
