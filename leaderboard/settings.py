@@ -130,7 +130,7 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
         # A pooled connection is checked (SELECT 1) before a request reuses it,
         # so the first request after a PostgreSQL restart does not answer 500.
-        conn_health_checks=True,
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
