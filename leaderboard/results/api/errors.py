@@ -7,9 +7,11 @@ as a whole: malformed JSON, too large)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from django import db
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -20,6 +22,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
 from leaderboard.results.services.runs import ApplicationError
+
+logger = logging.getLogger(__name__)
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -70,11 +74,22 @@ def error_response(errors: dict[str, list[str]], status_code: int, headers: dict
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Turn ApplicationError, DRF's exceptions and Django's 404/403/body-too-big
-    into ``{"errors": …}`` answers; return None (a 500) for anything else."""
+    """Turn ApplicationError, DRF's exceptions, Django's 404/403/body-too-big and
+    a database that cannot be reached (503) into ``{"errors": …}`` answers;
+    return None (a 500) for anything else."""
     if isinstance(exc, ApplicationError):
         set_rollback()
         return error_response({exc.field or "detail": [exc.message]}, exc.status_code)
+    if isinstance(exc, (db.OperationalError, db.InterfaceError)):
+        # PostgreSQL is down or restarting (a connection the health check found
+        # alive died since): the request may succeed in a moment, and clients
+        # (the runner spools and retries) should hear that, not "a bug".
+        logger.warning("database unavailable: %s", exc)
+        return error_response(
+            {"detail": ["The database is unavailable; retry shortly."]},
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            {"Retry-After": "5"},
+        )
     if isinstance(exc, RequestDataTooBig):
         # Django raises this when something reads request.body past
         # DATA_UPLOAD_MAX_MEMORY_SIZE; it is a SuspiciousOperation, which Django
