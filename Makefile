@@ -46,6 +46,7 @@ demo: install
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck:
 	DEBUG=true $(BIN)/mypy leaderboard runners

@@ -40,7 +40,8 @@ def sweep_point(binary: str, model: str, layers: int, workload: Workload, thread
     finally:
         monitor.close()
     samples = [asdict(s) for s in result.samples]
-    decode = [s["decode_tokens_per_s_server"] for s in samples if s["decode_tokens_per_s_server"]]
+    # The one decode rule (runners.stats.decode_tokens_per_s): the server's figure, else the client's.
+    decode = [v for sample in result.samples if (v := sample.decode_tokens_per_s) is not None]
     energy = [s["energy_j"] / s["tokens_generated"] for s in samples if s["energy_j"] and s["tokens_generated"]]
     return {
         "n_gpu_layers": layers,

@@ -3,7 +3,13 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from leaderboard.boards import views as board_views
+
+handler404 = "leaderboard.boards.views.page_not_found"
+handler500 = "leaderboard.boards.views.server_error"
+
 urlpatterns = [
+    path("favicon.ico", board_views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", include("leaderboard.results.api.urls")),
     path("api/jobs/", include("leaderboard.jobs.urls")),
@@ -12,4 +18,4 @@ urlpatterns = [
 ]
 
 # A URL no route matches under /api/ gets a JSON 404 like every other API error.
-handler404 = "leaderboard.results.api.errors.page_not_found"
+handler404 = "leaderboard.core.api.errors.page_not_found"

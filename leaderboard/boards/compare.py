@@ -4,16 +4,15 @@ comparable. Pure: takes runs already loaded with their samples."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
-
 from leaderboard.boards.rows import LeaderboardRow, run_row
+from leaderboard.boards.selectors.noise import Spread, group_key
 from leaderboard.results.models import Run
+from runners import stats
 
-TESTS = {"welch": "Welch's t-test", "mannwhitney": "Mann–Whitney U test"}
+TESTS = stats.SIGNIFICANCE_TESTS
 DEFAULT_TEST = "welch"
 
 
@@ -38,30 +37,23 @@ class Compared:
     delta_pct: float | None
     test: TestResult | None
     means_only: bool
-
-
-def decode_samples(run: Run) -> list[float]:
-    """Return the run's per-repetition decode t/s (server figure, else client), skipping missing ones."""
-    return [v for s in run.samples.all() if (v := s.decode_tokens_per_s) is not None]
+    # The baseline configuration's run-to-run spread on its rig, when measured.
+    spread: Spread | None = None
+    verdict: str = ""
 
 
 def significance(test: str, sample: Sequence[float], baseline: Sequence[float]) -> TestResult:
     """Return ``test`` ('welch' or 'mannwhitney') of ``sample`` against ``baseline``.
 
     Needs two or more repetitions on each side; identical constant samples give p = 1."""
-    name = TESTS.get(test, TESTS[DEFAULT_TEST])
+    key = test if test in TESTS else DEFAULT_TEST
+    name = TESTS[key]
     if len(sample) < 2 or len(baseline) < 2:
         return TestResult(name, None, None, "needs two or more raw repetitions on each side")
-    if test == "mannwhitney":
-        result = scipy_stats.mannwhitneyu(sample, baseline, alternative="two-sided")
-    else:
-        result = scipy_stats.ttest_ind(sample, baseline, equal_var=False)
-    statistic, p_value = float(result.statistic), float(result.pvalue)
-    if math.isnan(p_value):
-        # Both sides constant: scipy has no variance to work with.
-        same = list(sample) == list(baseline) or (len(set(sample)) == 1 and set(sample) == set(baseline))
-        return TestResult(name, None, 1.0 if same else 0.0, "no variance in either sample")
-    return TestResult(name, statistic, p_value)
+    result = stats.significance(sample, baseline, test=key)
+    if result.statistic is None:
+        return TestResult(name, None, result.p_value, "no variance in either sample")
+    return TestResult(name, result.statistic, result.p_value)
 
 
 def key_differences(runs: Sequence[Run]) -> list[str]:
@@ -81,20 +73,50 @@ def key_differences(runs: Sequence[Run]) -> list[str]:
     return differences or ["different comparison keys"]
 
 
+SIGNIFICANCE = 0.05
+
+
+def verdict(*, delta_pct: float | None, test: TestResult | None, spread: Spread | None) -> str:
+    """Return what a difference against the baseline means, in words.
+
+    A difference no larger than the run-to-run spread (max − min of the run
+    medians, in percent) of the baseline's configuration on its rig is "within
+    run-to-run spread" whatever a test on the repetitions says: repetitions
+    within one run vary less than runs do."""
+    if delta_pct is None:
+        return ""
+    direction = "faster" if delta_pct > 0 else "slower"
+    if spread is not None and abs(delta_pct) <= spread.range_pct:
+        return "within run-to-run spread"
+    if test is None or test.p_value is None:
+        return f"{direction} (published means, untested)"
+    if test.p_value < SIGNIFICANCE:
+        return direction
+    return "no significant difference"
+
+
 def compare_runs(
-    runs: Sequence[Run], *, baseline_id: int | None, test: str, usd_per_kwh: float
+    runs: Sequence[Run],
+    *,
+    baseline_id: int | None,
+    test: str,
+    usd_per_kwh: float,
+    spreads: Mapping[tuple[int, int, int, int, int], Spread] | None = None,
 ) -> tuple[list[Compared], Run | None]:
     """Return each run against the baseline (``baseline_id`` when it is among
     ``runs``, else the first), and the baseline. A run without raw samples on
-    either side is compared on the published means and flagged ``means_only``."""
+    either side is compared on the published means and flagged ``means_only``.
+    ``spreads`` (selectors.noise.spreads_for) gives each run's verdict its
+    run-to-run spread: the baseline's configuration's, else the run's own."""
     if not runs:
         return [], None
+    spreads = spreads or {}
     baseline = next((r for r in runs if r.pk == baseline_id), runs[0])
-    base_samples = decode_samples(baseline)
+    base_samples = baseline.decode_samples()
     base_mean = baseline.decode_tokens_per_s_mean
     out = []
     for run in runs:
-        samples = decode_samples(run)
+        samples = run.decode_samples()
         mean = run.decode_tokens_per_s_mean
         ratio = mean / base_mean if mean is not None and base_mean else None
         is_baseline = run.pk == baseline.pk
@@ -106,6 +128,8 @@ def compare_runs(
                 result = TestResult(name, None, None, "no raw samples: published means only")
             else:
                 result = significance(test, samples, base_samples)
+        spread = spreads.get(group_key(baseline)) or spreads.get(group_key(run))
+        delta_pct = (ratio - 1) * 100 if ratio is not None else None
         out.append(
             Compared(
                 run=run,
@@ -113,9 +137,11 @@ def compare_runs(
                 samples=samples,
                 is_baseline=is_baseline,
                 ratio=ratio,
-                delta_pct=(ratio - 1) * 100 if ratio is not None else None,
+                delta_pct=delta_pct,
                 test=result,
                 means_only=means_only,
+                spread=spread,
+                verdict="" if is_baseline else verdict(delta_pct=delta_pct, test=result, spread=spread),
             )
         )
     return out, baseline

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from leaderboard.boards.chart_text import chart_text as _esc
+from leaderboard.core.charts import base_layout
+from leaderboard.core.charts import esc as _esc
 from leaderboard.regressions.selectors import TimelinePoint
 
 Figure = dict[str, Any]
@@ -36,19 +37,15 @@ def _layout(title: str, unit: str, points: Sequence[TimelinePoint]) -> dict[str,
                 {"x": x, "xref": "x", "y": 1, "yref": "paper", "text": "build failed", "showarrow": False,
                  "font": {"size": 10, "color": "#777777"}}
             )  # fmt: skip
-    return {
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
-        "hovermode": "closest",
-        "font": {"family": "system-ui, sans-serif", "size": 12},
-        "legend": {"orientation": "h", "y": -0.3},
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "plot_bgcolor": "#fafafa",
-        "xaxis": {"type": "category", "title": {"text": "build (commit)"}},
-        "yaxis": {"title": {"text": f"{title} ({unit})"}},
-        "shapes": shapes,
-        "annotations": annotations,
-        "height": 320,
-    }
+    return base_layout(
+        margin={"l": 60, "r": 20, "t": 30, "b": 60},
+        legend={"orientation": "h", "y": -0.3},
+        xaxis={"type": "category", "title": {"text": "build (commit)"}},
+        yaxis={"title": {"text": f"{title} ({unit})"}},
+        shapes=shapes,
+        annotations=annotations,
+        height=320,
+    )
 
 
 def _hover(p: TimelinePoint, value: float | None, unit: str) -> str:

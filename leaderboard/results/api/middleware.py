@@ -38,7 +38,7 @@ class ChunkedBodyMiddleware:
 
 
 def _error(status: int, message: str) -> JsonResponse:
-    # The API's error shape (results/api/errors.py); the connection is closed
+    # The API's error shape (core/api/errors.py); the connection is closed
     # because the rest of the body is left unread.
     response = JsonResponse({"errors": {"body": [message]}}, status=status)
     response["Connection"] = "close"

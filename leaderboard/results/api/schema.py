@@ -1,6 +1,6 @@
 """The OpenAPI schema's error answers, declared where endpoints give them.
 
-Every endpoint answers errors in one shape (results/api/errors.py); rather than
+Every endpoint answers errors in one shape (core/api/errors.py); rather than
 repeat the same responses on every view, this drf-spectacular post-processing
 hook adds them by what an operation has: a request body (400, 413), query
 parameters (400), path parameters or a page number (404), a token or session it

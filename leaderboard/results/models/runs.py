@@ -15,6 +15,7 @@ from django.utils import timezone
 from leaderboard.results.models.catalog import Configuration, ModelFile, Stack, Workload
 from leaderboard.results.models.published import Source
 from leaderboard.results.models.rigs import Rig
+from runners import stats
 
 
 class RunStatus(models.TextChoices):
@@ -32,6 +33,9 @@ class Provenance(models.TextChoices):
 class SummarySource(models.TextChoices):
     SAMPLES = "samples", "Computed from raw samples"
     PUBLISHED = "published", "As published by the source"
+    # A run whose figures are all per context length: its headline is the
+    # shallowest depth's (services.summary.sweep_headline), so it can be ranked.
+    SWEEP = "sweep", "Headline of its context sweep (shortest context)"
     NONE = "none", "No figures"
 
 
@@ -106,10 +110,24 @@ class Run(models.Model):
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
+            # A model file's page ranks that file's runs (issue 12).
+            models.Index(
+                "model_file",
+                models.F("decode_tokens_per_s_mean").desc(),
+                models.F("id").desc(),
+                name="run_model_rank_idx",
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.model_file} on {self.rig} ({self.stack})"
+
+    def decode_samples(self) -> list[float]:
+        """Return the per-repetition decode t/s (the server's figure, else the
+        client's: Sample.decode_tokens_per_s), in index order, skipping
+        repetitions with neither. Reads prefetched samples when there are."""
+        return [v for s in self.samples.all() if (v := s.decode_tokens_per_s) is not None]
 
 
 class Sample(models.Model):
@@ -136,13 +154,14 @@ class Sample(models.Model):
     class Meta:
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="uniq_sample_index")]
+        # The leaderboard leaves out runs with a failed output check by default:
+        # the few failed samples, indexed on their own, make that anti-join cheap.
+        indexes = [models.Index(fields=["run"], name="sample_failed_check_idx", condition=models.Q(output_ok=False))]
 
     @property
     def decode_tokens_per_s(self) -> float | None:
         """Return the server's decode speed when it reported one, else the client's."""
-        if self.decode_tokens_per_s_server is not None:
-            return self.decode_tokens_per_s_server
-        return self.decode_tokens_per_s_client
+        return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)
 
     @property
     def acceptance_pct(self) -> float | None:
@@ -169,4 +188,5 @@ class SweepPoint(models.Model):
     note = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["run", "ctx_tokens"]
+        # NULL depths (a printed '198K' without a count) last on SQLite too.
+        ordering = ["run", models.F("ctx_tokens").asc(nulls_last=True)]
