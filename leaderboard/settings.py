@@ -90,6 +90,9 @@ INSTALLED_APPS = [
     "leaderboard.boards",
     "leaderboard.regressions",
     "leaderboard.jobs",
+    "leaderboard.intake",
+    "allauth",
+    "allauth.account",
 ]
 
 MIDDLEWARE = [
@@ -102,6 +105,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "leaderboard.urls"
@@ -167,8 +171,36 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("RIGBOARD_MAX_BODY_BYTES", 1024 * 1024)
 RIGBOARD_MAX_BODY_BYTES = DATA_UPLOAD_MAX_MEMORY_SIZE
 RIGBOARD_MAX_SAMPLES = env_int("RIGBOARD_MAX_SAMPLES", 1000)
 RIGBOARD_MAX_SWEEP_POINTS = env_int("RIGBOARD_MAX_SWEEP_POINTS", 64)
+# POST /api/llama-bench/ takes a whole llama-bench file (one run per row).
+RIGBOARD_LLAMA_BENCH_MAX_ROWS = env_int("RIGBOARD_LLAMA_BENCH_MAX_ROWS", 1000)
+RIGBOARD_LLAMA_BENCH_MAX_BYTES = env_int("RIGBOARD_LLAMA_BENCH_MAX_BYTES", 4 * 1024 * 1024)
 RIGBOARD_ELECTRICITY_USD_PER_KWH = env_float("RIGBOARD_ELECTRICITY_USD_PER_KWH", 0.15)
 RIGBOARD_PUBLIC_URL = env_str("RIGBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
+
+# The cache holds the write-throttling counters (and the sign-up / log-in rate
+# limits): Redis when configured, so every worker counts together.
+CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL", ""))
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, got {CACHE_URL!r}")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """Return a DRF throttle rate like ``120/min``; 'off' (or empty) turns the limit off."""
+    value = env_str(name, default).strip()
+    if value in ("", "off"):
+        return None
+    count, _, period = value.partition("/")
+    if not count.isdigit() or period not in ("s", "sec", "m", "min", "h", "hour", "d", "day"):
+        raise ImproperlyConfigured(f"{name} must look like 120/min (or off), got {value!r}")
+    return value
+
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -184,6 +216,14 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.core.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "leaderboard.intake.throttling.RigTokenRateThrottle",
+        "leaderboard.intake.throttling.AccountRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "rig_token": env_rate("RIGBOARD_THROTTLE_RIG_WRITES", "120/min"),
+        "account": env_rate("RIGBOARD_THROTTLE_ACCOUNT_WRITES", "60/min"),
+    },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -253,6 +293,33 @@ RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR /
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")
+
+# Community accounts (django-allauth): local accounts signed in by email, which
+# must be confirmed (a link sent through EMAIL_BACKEND) before the first log-in.
+# Sign-up, log-in and confirmation mails are rate-limited by allauth in the cache.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("RIGBOARD_LOGIN_FAILED_LIMIT", "10/m/ip,5/5m/key"),
+    "signup": env_str("RIGBOARD_SIGNUP_LIMIT", "20/m/ip"),
+    "confirm_email": "1/3m/key",
+}
+# Social log-in is optional: RIGBOARD_SOCIAL_PROVIDERS=github,gitlab adds allauth's
+# providers (their client ids and secrets are entered in the admin: Social applications).
+SOCIAL_PROVIDERS = env_list("RIGBOARD_SOCIAL_PROVIDERS", [])
+for _provider in SOCIAL_PROVIDERS:
+    if not _provider.replace("_", "").isalnum():
+        raise ImproperlyConfigured(f"RIGBOARD_SOCIAL_PROVIDERS: {_provider!r} is not a provider name")
+if SOCIAL_PROVIDERS:
+    INSTALLED_APPS += ["allauth.socialaccount", *(f"allauth.socialaccount.providers.{p}" for p in SOCIAL_PROVIDERS)]
+LOGIN_REDIRECT_URL = "/me/rigs/"
+LOGIN_URL = "/accounts/login/"
 
 LOGGING = {
     "version": 1,

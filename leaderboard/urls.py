@@ -13,7 +13,11 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("leaderboard.results.api.urls")),
     path("api/jobs/", include("leaderboard.jobs.urls")),
+    path("api/llama-bench/", include("leaderboard.intake.urls")),
     path("regressions/", include("leaderboard.regressions.urls")),
+    path("llama-bench/", include("leaderboard.intake.site_urls")),
+    path("accounts/", include("allauth.urls")),
+    path("me/", include("leaderboard.intake.owner_urls")),
     path("", include("leaderboard.boards.urls")),
 ]
 

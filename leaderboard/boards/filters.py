@@ -15,6 +15,7 @@ from django import forms
 from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Window
 from django.db.models.functions import RowNumber
 
+from leaderboard.intake.models import public_rigs_q
 from leaderboard.results.models import Engine, ModelFile, Provenance, Rig, RigGpu, Run, Sample, SpeculativeType
 
 # sort key in the URL → (column label, ORDER BY expression). "-key" sorts descending.
@@ -100,7 +101,7 @@ def filter_options() -> FilterOptions:
 
     return FilterOptions(
         gpus=list(RigGpu.objects.order_by("model").values_list("model", flat=True).distinct()),
-        rigs=list(Rig.objects.order_by("name").values_list("name", flat=True)),
+        rigs=list(Rig.objects.filter(public_rigs_q()).order_by("name").values_list("name", flat=True)),
         quantizations=list(
             ModelFile.objects.exclude(quantization="")
             .order_by("quantization")

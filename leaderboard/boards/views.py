@@ -40,6 +40,7 @@ from leaderboard.boards.selectors.runs import (
     same_key_peers,
     sweep_rows,
 )
+from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
 from leaderboard.results.models import ModelFile, RigGpu, Run
 
@@ -110,6 +111,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     params["gpu"] = model
     view = leaderboard_view(params)
     context = _board_context(request, view, scope_title=model, scope_kind="GPU", scope_param="gpu")
+    context["llama_bench_places"] = gpu_bench_places(gpu=model)
     return render(request, "boards/scoped.html", context)
 
 

@@ -39,7 +39,7 @@ def test_a_sweep_only_run_is_on_the_leaderboard_with_its_shortest_context_and_a_
     assert sweep.pk in run_ids_in(html)
     assert sweep.summary_source == "sweep"
     assert sweep.decode_tokens_per_s_mean == 46.3  # 4K, the shortest context
-    row = re.search(rf'value="{sweep.pk}".*?</tr>', html, re.S).group(0)
+    row = re.search(rf'name="runs" value="{sweep.pk}".*?</tr>', html, re.S).group(0)
     assert "46.30" in row and 'class="badge sweep"' in row
 
 

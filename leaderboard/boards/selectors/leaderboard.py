@@ -22,6 +22,7 @@ from leaderboard.boards.filters import (
     runs_sort,
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
+from leaderboard.intake.models import public_runs_q
 from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, gpu_label
 
 
@@ -118,7 +119,8 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     # Rank on the runs table alone (joining only what a filter or the sort
     # needs), then load the page's rows with everything they show: ordering
     # 100k joined rows to keep 50 costs far more than ordering the ids.
-    base = Run.objects.filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    # Runs of community rigs awaiting review (or rejected) stay out (leaderboard/intake).
+    base = Run.objects.filter(public_runs_q(), status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
     ids = runs_sort(runs_filter(base, form.cleaned_data), sort).values_list("pk", flat=True)
     paginator = CappedPaginator(ids, per_page)
     page = paginator.get_page(params.get("page"))

@@ -74,7 +74,8 @@ class RunListApi(ApiMixin, generics.ListAPIView):
     ordering = ["-created_at"]
 
     def get_queryset(self) -> Any:
-        return selectors.run_list()
+        # Runs of community rigs awaiting review stay out of public lists (leaderboard/intake).
+        return selectors.run_list_public()
 
 
 class RunCreateApi(ApiMixin, APIView):
