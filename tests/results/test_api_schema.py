@@ -55,7 +55,7 @@ def test_the_schema_declares_what_the_endpoints_answer(api_client):
     error = {"$ref": "#/components/schemas/Error"}
     for path, method, codes in [
         ("/api/runs/", "get", {"400", "404"}),
-        ("/api/runs/", "post", {"400", "401", "403", "409", "413"}),
+        ("/api/runs/", "post", {"400", "401", "403", "409", "413", "429", "503"}),
         ("/api/runs/{uuid}/", "get", {"404"}),
         ("/api/rigs/{name}/", "get", {"404"}),
         ("/api/jobs/", "get", {"400", "401", "403"}),

@@ -4,7 +4,7 @@ Every endpoint answers errors in one shape (core/api/errors.py); rather than
 repeat the same responses on every view, this drf-spectacular post-processing
 hook adds them by what an operation has: a request body (400, 413), query
 parameters (400), path parameters or a page number (404), a token or session it
-needs (401, 403), and 503 on all (the database unavailable). Responses a view
+needs (401, 403), a write (429), and 503 on all (the database unavailable). Responses a view
 declares itself keep their description and get the error body's schema."""
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ _WHY = {
     "403": "Not allowed with this token or session.",
     "404": "No such object (or no such page).",
     "413": "The body is over RIGBOARD_MAX_BODY_BYTES.",
+    "429": "Too many writes for this token or account: retry after Retry-After seconds.",
     "503": "The database is unavailable (restarting): retry after Retry-After seconds.",
 }
 _METHODS = {"get", "post", "put", "patch", "delete"}
@@ -57,6 +58,8 @@ def declare_errors(result: dict[str, Any], generator: Any, request: Any, public:
                 codes.add("404")
             if not _public(operation, method, path):
                 codes |= {"401", "403"}
+            if method != "get":  # writes are throttled per token and per account
+                codes.add("429")
             codes.add("503")
             responses = operation.setdefault("responses", {})
             for code in sorted(codes | {c for c in responses if c[0] in "45"}):
