@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "leaderboard.intake",
     "allauth",
     "allauth.account",
+    "leaderboard.campaigns",
 ]
 
 MIDDLEWARE = [
@@ -274,6 +275,19 @@ CELERY_TIMEZONE = TIME_ZONE
 RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S = env_int("RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S", 2 * 60 * 60)
 RIGBOARD_JOB_MAX_TIME_LIMIT_S = env_int("RIGBOARD_JOB_MAX_TIME_LIMIT_S", 12 * 60 * 60)
 RIGBOARD_JOB_GRACE_S = env_int("RIGBOARD_JOB_GRACE_S", 5 * 60)
+# An open run (opened from a terminal or by a job) not heard from for this long
+# is closed as aborted with its samples by the same sweeper: its runner was
+# killed. A live runner sends an empty append every minute between repetitions,
+# so a minute or two of silence already means trouble; keep it well above that.
+RIGBOARD_RUN_SILENCE_S = env_int("RIGBOARD_RUN_SILENCE_S", 5 * 60)
+if RIGBOARD_RUN_SILENCE_S < 120:
+    raise ImproperlyConfigured(
+        f"RIGBOARD_RUN_SILENCE_S must be at least 120 s (runners send a heartbeat every 60 s), "
+        f"got {RIGBOARD_RUN_SILENCE_S}"
+    )
+# A job still queued after this long is looked for in the broker by the sweeper:
+# one whose message is gone (a Redis restarted without persistence) is sent again.
+RIGBOARD_JOB_LOST_CHECK_S = env_int("RIGBOARD_JOB_LOST_CHECK_S", 2 * 60)
 # A queued job no worker of its rig has taken after this long expires: its
 # Celery message expires (a worker that gets it later drops it) and the sweeper
 # marks the job expired.

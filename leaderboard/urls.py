@@ -14,6 +14,8 @@ urlpatterns = [
     path("api/", include("leaderboard.results.api.urls")),
     path("api/jobs/", include("leaderboard.jobs.urls")),
     path("api/llama-bench/", include("leaderboard.intake.urls")),
+    path("api/campaigns/", include("leaderboard.campaigns.urls")),
+    path("campaigns/", include("leaderboard.campaigns.page_urls")),
     path("regressions/", include("leaderboard.regressions.urls")),
     path("llama-bench/", include("leaderboard.intake.site_urls")),
     path("accounts/", include("allauth.urls")),

@@ -15,8 +15,8 @@ from django.db import transaction
 from leaderboard.core.api.errors import flatten_errors
 from leaderboard.results.api.serializers import fast
 from leaderboard.results.api.serializers.inputs import RunInputSerializer
-from leaderboard.results.models import Provenance, Rig, Run
-from leaderboard.results.services.runs import run_create
+from leaderboard.results.models import Rig, Run
+from leaderboard.results.services.runs import run_create_measured
 from runners import llamabench
 from runners.llamabench import LlamaBenchError
 
@@ -72,24 +72,7 @@ def llama_bench_import(*, rig: Rig, text: str, fmt: str | None = None, notes: st
     runs, created = [], 0
     with transaction.atomic():
         for data in validated:
-            result = run_create(
-                rig=rig,
-                stack=data["stack"],
-                model_file=data["model_file"],
-                configuration=data["configuration"],
-                workload=data["workload"],
-                run={
-                    "uuid": data["uuid"],
-                    "status": data["status"],
-                    "started_at": data.get("started_at"),
-                    "notes": data.get("notes"),
-                    "fingerprint": data.get("fingerprint") or {},
-                    "extra": data.get("extra") or {},
-                    "provenance": Provenance.MEASURED,
-                },
-                samples=data["samples"],
-                sweep_points=data["sweep_points"],
-            )
+            result = run_create_measured(rig=rig, data=data)
             runs.append(result.run)
             created += result.created
     return LlamaBenchImport(runs=tuple(runs), created=created, format=fmt)
