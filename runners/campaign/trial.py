@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runners import stats
 from runners.campaign.search import Prune, TrialResult
 from runners.campaign.spec import CampaignSpec
 from runners.client import EndedByService
@@ -57,7 +58,10 @@ def trial_config(base: Mapping[str, Any], params: Mapping[str, Any], *, repetiti
 def trial_metrics(payload: Mapping[str, Any]) -> dict[str, Any]:
     """Return the trial's metrics from the run document: means over its repetitions."""
     samples = [s for s in payload.get("samples", []) if not s.get("error")]
-    decode = [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
+    decode = [
+        stats.decode_tokens_per_s(server=s["decode_tokens_per_s_server"], client=s["decode_tokens_per_s_client"])
+        for s in samples
+    ]
 
     def mean(values: list[Any]) -> float | None:
         present = [float(v) for v in values if v is not None]
