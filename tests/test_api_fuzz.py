@@ -39,7 +39,7 @@ from tests.jobs.conftest import attach_spec
 pytestmark = pytest.mark.django_db
 
 SEED = 20261123
-CASES_PER_OPERATION = 150  # 15 operations: ≈ 2,250 cases
+CASES_PER_OPERATION = 150  # 21 operations: ≈ 3,150 cases at most
 TIME_CAP_S = 75.0
 MIN_SHARE_S = 2.0
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]

@@ -58,8 +58,8 @@ def declare_errors(result: dict[str, Any], generator: Any, request: Any, public:
                 codes.add("404")
             if not _public(operation, method, path):
                 codes |= {"401", "403"}
-            if method != "get":  # writes are throttled per token and per account
-                codes.add("429")
+            if method != "get":  # any write may be refused, and writes are throttled
+                codes |= {"400", "429"}
             codes.add("503")
             responses = operation.setdefault("responses", {})
             for code in sorted(codes | {c for c in responses if c[0] in "45"}):
