@@ -36,12 +36,16 @@ system-deps:
 
 # The embedded default: SQLite, tasks in-process, the articles' published results
 # and runs measured on Rigboard's own development machine (labelled so).
+# DEBUG is off by default (settings.py); the demo and the tests turn it on for
+# themselves (a development SECRET_KEY, loopback hosts, tracebacks on 500s).
 DEMO_RIG := rigboard-dev-vm-demo
 DEMO_DATA := leaderboard/results/demo_data
+demo: export DEBUG ?= true
 demo: install demo-data
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 # Idempotent: every step stores nothing twice (tests/test_demo_data.py runs it twice).
+demo-data: export DEBUG ?= true
 demo-data:
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py import_published
@@ -56,16 +60,16 @@ lint:
 	$(BIN)/lint-imports --no-cache
 
 typecheck:
-	$(BIN)/mypy leaderboard runners
+	DEBUG=true $(BIN)/mypy leaderboard runners
 
 migrations-check:
-	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py makemigrations --check --dry-run
+	DEBUG=true DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python manage.py makemigrations --check --dry-run
 
 # Exit code 5 means pytest collected nothing: an empty suite is a failure, said plainly.
 pytest:
 	@mkdir -p test-artifacts
 	@echo "test artifacts: $(CURDIR)/test-artifacts"
-	DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) \
+	DEBUG=$${DEBUG:-true} DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 	  $(BIN)/pytest -p no:cacheprovider $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit code 5); check PYTEST_ARGS and tests/" >&2; fi; \
 	  exit $$rc

@@ -29,6 +29,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+# As before DEBUG defaulted to off (issue 11): the development settings these were measured with.
+os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_bench")
 
 GPUS = [  # model, VRAM GB, relative decode speed

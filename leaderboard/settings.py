@@ -61,7 +61,9 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)
+# Off unless asked for: a service started without settings must not show
+# tracebacks to the world. `make demo` and the tests turn it on for themselves.
+DEBUG = env_bool("DEBUG", False)
 
 _DEV_SECRET = "rigboard-insecure-development-key-change-me"  # noqa: S105 - dev-only default
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET if DEBUG else "")
@@ -96,6 +98,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.results.api.middleware.ChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -130,6 +133,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        # A pooled connection is checked (SELECT 1) before a request reuses it,
+        # so the first request after a PostgreSQL restart does not answer 500.
+        conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -235,6 +241,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Error answers ({"errors": …}) declared on every operation that gives them.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "leaderboard.results.api.schema.declare_errors",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.results.models.runs.RunStatus.choices",
         "RunEndStatusEnum": "leaderboard.results.api.serializers.inputs.RUN_END_STATUS_CHOICES",

@@ -22,3 +22,6 @@ urlpatterns = [
     path("me/", include("leaderboard.intake.owner_urls")),
     path("", include("leaderboard.boards.urls")),
 ]
+
+# A URL no route matches under /api/ gets a JSON 404 like every other API error.
+handler404 = "leaderboard.core.api.errors.page_not_found"

@@ -39,14 +39,18 @@ _CONFIG_VARS = (
 )
 
 
-def _env(**overrides: str) -> dict[str, str]:
+def _env(*, debug_default: str | None = "true", **overrides: str) -> dict[str, str]:
+    """The environment for a fresh interpreter: DEBUG on, as `make demo` and the
+    tests set it, unless ``debug_default`` is None (nothing set: the default)."""
     env = {k: v for k, v in os.environ.items() if k not in _CONFIG_VARS and not k.startswith("RIGBOARD_")}
     env["DJANGO_SETTINGS_MODULE"] = "leaderboard.settings"
+    if debug_default is not None:
+        env["DEBUG"] = debug_default
     env.update(overrides)
     return env
 
 
-def _load(**overrides: str) -> subprocess.CompletedProcess[str]:
+def _load(*, debug_default: str | None = "true", **overrides: str) -> subprocess.CompletedProcess[str]:
     code = (
         "import json\n"
         "from leaderboard import settings as s\n"
@@ -56,7 +60,12 @@ def _load(**overrides: str) -> subprocess.CompletedProcess[str]:
         " 'alert_attempts': s.RIGBOARD_ALERT_MAX_ATTEMPTS, 'repo_cache': str(s.RIGBOARD_REPO_CACHE_DIR)}))\n"
     )
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=_env(**overrides), capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=_env(debug_default=debug_default, **overrides),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -96,6 +105,17 @@ def test_redis_url_is_the_broker_when_no_celery_broker_url_is_set():
     loaded = _loaded(REDIS_URL="redis://cache:6379/0")
     assert loaded["broker"] == "redis://cache:6379/0"
     assert loaded["eager"] is False
+
+
+def test_debug_is_off_unless_the_environment_turns_it_on():
+    # Started with no settings at all, the service shows no tracebacks: DEBUG
+    # is off, so it refuses to start without a SECRET_KEY...
+    result = _load(debug_default=None)
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+    # ...and with one it runs with DEBUG off.
+    assert _loaded(debug_default=None, SECRET_KEY=secrets.token_urlsafe(50))["debug"] is False
+    assert _loaded(DEBUG="true")["debug"] is True
 
 
 def test_it_refuses_to_start_with_debug_false_and_no_secret_key():

@@ -127,7 +127,9 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
         x_axis: dict[str, Any] = {"title": {"text": pane.x_title}, "type": "log" if pane.x_log else "linear"}
         if pane.x_log:
             # Ticks at the measured depths, labelled as people write them (4K, 128K).
-            x_axis.update(tickmode="array", tickvals=[t for t, _ in ticks], ticktext=[label for _, label in ticks])
+            x_axis.update(
+                tickmode="array", tickvals=[t for t, _ in ticks], ticktext=[_esc(label) for _, label in ticks]
+            )
         layout[f"xaxis{suffix}"] = x_axis
         layout[f"yaxis{suffix}"] = {"title": {"text": pane.y_title}, "rangemode": "tozero"}
         for s_index, s in enumerate(series):

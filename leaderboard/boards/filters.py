@@ -136,7 +136,7 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
     # Whole UTC days as a half-open range on the raw column, so its index serves it.
     if data.get("since"):
         queryset = queryset.filter(created_at__gte=_day_start(data["since"]))
-    if data.get("until"):
+    if data.get("until") and data["until"] < date.max:  # up to 9999-12-31 is everything
         queryset = queryset.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
     if data.get("q"):
         # One box for rig, GPU and model names (subqueries: no duplicate rows).

@@ -8,9 +8,16 @@ from typing import Any
 
 
 def esc(text: object) -> str:
-    """Return ``text`` HTML-escaped: Plotly renders a subset of HTML in trace
-    names, hover text and labels, so user-provided strings go through this."""
-    return html.escape(str(text), quote=True)
+    """Return ``text`` as text Plotly shows literally: the one escape for every
+    user string that enters a figure (names, legends, hover text, tick labels).
+
+    Plotly renders that text as a small subset of HTML (``<a href>``, ``<b>``,
+    ``<br>``…), so a label ``<a href="//evil.example">`` would be a live link;
+    escaping ``&``, ``<`` and ``>`` stops every tag. Quotes are left alone:
+    Plotly decodes only a few entities (``&lt;``, ``&gt;``, ``&amp;``…), so an
+    escaped ``"`` would show as a literal ``&quot;``, and outside a tag a quote
+    is harmless. Escape once, here, never in the data handed to a figure."""
+    return html.escape(str(text), quote=False)
 
 
 def base_layout(**extra: Any) -> dict[str, Any]:

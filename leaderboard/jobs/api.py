@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field, extend_schema_serializer
 from rest_framework import permissions, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,7 +17,11 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.selectors import jobs_list
 from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
+from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.serializers.fields import StrictCharField, whole
 from leaderboard.results.models import Rig, RigToken
+
+_NO_BROKER = OpenApiResponse(description="No Celery broker is configured.")
 
 
 def _is_staff(request: Request) -> bool:
@@ -47,10 +51,16 @@ class IsStaffOrRigToken(permissions.BasePermission):
         return _is_staff(request) or _token_rig_id(request) == obj.rig_id
 
 
+class JobRunOutputSerializer(serializers.Serializer):
+    uuid = serializers.UUIDField()
+    status = serializers.CharField()
+    url = serializers.CharField()
+
+
 class JobOutputSerializer(serializers.ModelSerializer):
     rig = serializers.CharField(source="rig.name")
     queue = serializers.CharField(source="rig.queue_name")
-    created_by = serializers.CharField(source="created_by.get_username", default=None)
+    created_by = serializers.CharField(source="created_by.get_username", default=None, allow_null=True)
     run = serializers.SerializerMethodField()
 
     class Meta:
@@ -80,6 +90,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
 
+    @extend_schema_field(JobRunOutputSerializer(allow_null=True))
     def get_run(self, job: BenchmarkJob) -> dict[str, Any] | None:
         """The run the job produced ({uuid, status, url}), or null until the rig posts it."""
         run = job.run
@@ -92,33 +103,48 @@ def _job_response(job: BenchmarkJob, code: int = status.HTTP_200_OK) -> Response
     return Response(JobOutputSerializer(job).data, status=code)
 
 
-class JobListCreateApi(APIView):
+class JobApiView(APIView):
+    """JSON in (bounded, strict: the runs API's parser) and out."""
+
+    parser_classes = [BoundedJSONParser]
+
+
+class JobListCreateApi(JobApiView):
     """GET: jobs newest first (staff: all, filter ?rig= ?status=; a rig token: its own).
     POST (staff): queue a job on the rig's queue; 201 with the job."""
 
+    # Declares the paginated answer in the schema; get() paginates by hand.
+    pagination_class = Pagination
+
     @extend_schema_serializer(component_name="JobCreateInput")
     class InputSerializer(serializers.Serializer):
-        rig = serializers.CharField()
+        rig = StrictCharField(max_length=200)
         kind = serializers.ChoiceField(choices=JobKind.choices, default=JobKind.SUITE)
         spec = serializers.JSONField()
-        time_limit_s = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+        time_limit_s = whole(min_value=1)
+
+    class FilterSerializer(serializers.Serializer):
+        rig = serializers.CharField(required=False, default="", max_length=200, help_text="Rig name (exact).")
+        status = serializers.ChoiceField(choices=JobStatus.choices, required=False, default="")
 
     def get_permissions(self) -> list[permissions.BasePermission]:
         return [IsStaff()] if self.request.method == "POST" else [IsStaffOrRigToken()]
 
-    @extend_schema(responses=JobOutputSerializer(many=True))
+    @extend_schema(parameters=[FilterSerializer], responses=JobOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
         rig_id = None if _is_staff(request) else _token_rig_id(request)
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
         jobs = jobs_list(
             rig=Rig.objects.filter(pk=rig_id).first() if rig_id else None,
-            rig_name=request.query_params.get("rig", ""),
-            status=request.query_params.get("status", ""),
+            rig_name=filters.validated_data["rig"],
+            status=filters.validated_data["status"],
         )
         paginator = Pagination()
         page = paginator.paginate_queryset(jobs, request, view=self)
         return paginator.get_paginated_response(JobOutputSerializer(page, many=True).data)
 
-    @extend_schema(request=InputSerializer, responses={201: JobOutputSerializer})
+    @extend_schema(request=InputSerializer, responses={201: JobOutputSerializer, 503: _NO_BROKER})
     def post(self, request: Request) -> Response:
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -135,7 +161,7 @@ class JobListCreateApi(APIView):
         return _job_response(job, status.HTTP_201_CREATED)
 
 
-class JobDetailApi(APIView):
+class JobDetailApi(JobApiView):
     """GET one job (staff, or the job's rig)."""
 
     permission_classes = [IsStaffOrRigToken]
@@ -147,7 +173,7 @@ class JobDetailApi(APIView):
         return _job_response(job)
 
 
-class JobStatusApi(APIView):
+class JobStatusApi(JobApiView):
     """POST a status report. The job's rig (token) reports running / finished /
     failed / aborted with its attempt id; staff may only abort. 409 for a move
     the job's current status does not allow (e.g. a second attempt starting)."""
@@ -158,12 +184,18 @@ class JobStatusApi(APIView):
     class InputSerializer(serializers.Serializer):
         # "expired" is the service's to set (the sweeper), never a rig's report.
         status = serializers.ChoiceField(choices=[(s.value, s.label) for s in REPORTED_STATUSES])
-        attempt = serializers.CharField(required=False, allow_blank=True, max_length=64, default="")
-        worker = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-        progress = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
-        error = serializers.CharField(required=False, allow_blank=True, default="")
+        attempt = StrictCharField(required=False, allow_blank=True, max_length=64, default="")
+        worker = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
+        progress = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
+        error = StrictCharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(request=InputSerializer, responses=JobOutputSerializer)
+    @extend_schema(
+        request=InputSerializer,
+        responses={
+            200: JobOutputSerializer,
+            409: OpenApiResponse(description="The job's status does not allow this move."),
+        },
+    )
     def post(self, request: Request, job_id: int) -> Response:
         job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
         self.check_object_permissions(request, job)
@@ -186,13 +218,13 @@ class JobStatusApi(APIView):
         return _job_response(updated)
 
 
-class JobRunAgainApi(APIView):
+class JobRunAgainApi(JobApiView):
     """POST (staff): queue a copy of the job (same rig, kind, spec, time limit; a
     new run uuid). 201 with the new job."""
 
     permission_classes = [IsStaff]
 
-    @extend_schema(request=None, responses={201: JobOutputSerializer})
+    @extend_schema(request=None, responses={201: JobOutputSerializer, 503: _NO_BROKER})
     def post(self, request: Request, job_id: int) -> Response:
         job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
         return _job_response(job_run_again(job=job, created_by=request.user), status.HTTP_201_CREATED)

@@ -87,3 +87,37 @@ def test_a_javascript_source_url_is_not_linked(client: Client, reported_run) -> 
     html = client.get("/").text
 
     assert "javascript:alert(1)" not in html
+
+
+LINK = '<a href="//evil.example">E</a>'
+
+
+@pytest.fixture
+def linked_runs(board_run):
+    points = sweep_points()
+    points[0]["ctx_label"] = LINK
+    first = board_run(rig='rig "quoted" & co', model=f"{LINK}-model", sweep=points, tps=[10.0, 12.0, 11.0])
+    second = board_run(rig="plain-rig", tps=[20.0, 21.0, 22.0], sweep=sweep_points())
+    return first, second
+
+
+@pytest.mark.parametrize("page", ["run", "sweeps", "compare", "rig"])
+def test_a_label_cannot_put_a_live_link_in_a_chart_and_is_escaped_once(client: Client, linked_runs, page: str) -> None:
+    first, second = linked_runs
+    url = {
+        "run": f"/runs/{first.pk}/",
+        "sweeps": f"/sweeps/?runs={first.pk},{second.pk}",
+        "compare": f"/compare/?runs={first.pk},{second.pk}",
+        "rig": f"/rigs/{first.rig_id}/",
+    }[page]
+
+    blob = json.dumps(figures_in(client.get(url).text))
+
+    assert blob != "[]"
+    # Plotly turns <a href> in any label, legend, tick or hover text into a link.
+    assert "<a " not in blob and 'evil.example\\">' not in blob
+    assert "&lt;a href=" in blob
+    # Escaped once: Plotly shows &quot; and &amp;amp; literally.
+    assert "&quot;" not in blob and "&amp;amp;" not in blob and "&amp;lt;" not in blob
+    if page in ("run", "compare"):  # charts named by the run's label, which holds the rig's name
+        assert '\\"quoted\\" &amp; co' in blob

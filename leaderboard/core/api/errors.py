@@ -7,18 +7,23 @@ as a whole: malformed JSON, too large)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from django import db
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
 from leaderboard.core.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
 
 
 class RequestTooLarge(exceptions.APIException):
@@ -56,16 +61,35 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     return out
 
 
+def _renderable(text: str) -> str:
+    """Return ``text`` with lone UTF-16 surrogates written as ``\\udfff``: an
+    error may quote a key or value the client sent, and UTF-8 (the renderer's
+    output) cannot encode a surrogate."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error_response(errors: dict[str, list[str]], status_code: int, headers: dict[str, str] | None = None) -> Response:
-    return Response({"errors": errors}, status=status_code, headers=headers)
+    safe = {_renderable(path): [_renderable(str(m)) for m in messages] for path, messages in errors.items()}
+    return Response({"errors": safe}, status=status_code, headers=headers)
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """Turn ApplicationError, DRF's exceptions and Django's 404/403/body-too-big
-    into ``{"errors": …}`` answers; return None (a 500) for anything else."""
+    """Turn ApplicationError, DRF's exceptions, Django's 404/403/body-too-big and
+    a database that cannot be reached (503) into ``{"errors": …}`` answers;
+    return None (a 500) for anything else."""
     if isinstance(exc, ApplicationError):
         set_rollback()
         return error_response({exc.field or "detail": [exc.message]}, exc.status_code)
+    if isinstance(exc, (db.OperationalError, db.InterfaceError)):
+        # PostgreSQL is down or restarting (a connection the health check found
+        # alive died since): the request may succeed in a moment, and clients
+        # (the runner spools and retries) should hear that, not "a bug".
+        logger.warning("database unavailable: %s", exc)
+        return error_response(
+            {"detail": ["The database is unavailable; retry shortly."]},
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            {"Retry-After": "5"},
+        )
     if isinstance(exc, RequestDataTooBig):
         # Django raises this when something reads request.body past
         # DATA_UPLOAD_MAX_MEMORY_SIZE; it is a SuspiciousOperation, which Django
@@ -94,3 +118,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         )
     set_rollback()
     return error_response(errors, exc.status_code, headers)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's 404 (``handler404``): under /api/ in the API's error shape, as
+    JSON, for URLs no route matches (``/api/jobs/abc/``); elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"errors": {"detail": ["Not found."]}}, status=404)
+    return defaults.page_not_found(request, exception)

@@ -2,15 +2,36 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import django_filters
+from django import forms
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import F, QuerySet
+from django_filters.fields import IsoDateTimeField
 from rest_framework.filters import OrderingFilter
 from rest_framework.request import Request
 
 from leaderboard.results.models import Engine, Provenance, Rig, Run, RunStatus, SpeculativeType
+
+
+class UtcIsoDateTimeField(IsoDateTimeField):
+    """An ISO 8601 datetime moved to UTC: Python takes offsets up to ±23:59,
+    PostgreSQL only up to ±15:59 ("time zone displacement out of range")."""
+
+    def to_python(self, value: Any) -> datetime | None:
+        parsed = super().to_python(value)
+        if parsed is None:
+            return None
+        try:
+            return parsed.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+01:00 is before year 1 in UTC
+            raise forms.ValidationError("The datetime is out of range.", code="overflow") from None
+
+
+class UtcIsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
 
 
 class RunFilter(django_filters.FilterSet):
@@ -28,8 +49,8 @@ class RunFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
     source = django_filters.CharFilter(field_name="source__key", help_text="Source key (exact).")
     comparison_key = django_filters.CharFilter()
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
 
     class Meta:
         model = Run

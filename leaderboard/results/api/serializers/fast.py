@@ -29,7 +29,12 @@ from rest_framework import serializers
 from rest_framework.fields import SkipField, empty
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from leaderboard.results.api.serializers.fields import NumberField, WholeNumberField
+from leaderboard.results.api.serializers.fields import (
+    NumberField,
+    StrictBooleanField,
+    StrictCharField,
+    WholeNumberField,
+)
 from leaderboard.results.api.serializers.inputs import SettingBoundedListSerializer
 
 
@@ -44,6 +49,10 @@ _TEXT_VALIDATORS = (
     ProhibitSurrogateCharactersValidator,
 )
 _BOUND_VALIDATORS = (django_validators.MinValueValidator, django_validators.MaxValueValidator)
+# The strict fields reject what the checks below already treat as unsure (a
+# number for text, a string for a boolean), so they share the checks.
+_TEXT_FIELDS = (serializers.CharField, StrictCharField)
+_BOOLEAN_FIELDS = (serializers.BooleanField, StrictBooleanField)
 
 Check = Callable[[Any], Any]
 
@@ -144,11 +153,11 @@ def _field_check(field: serializers.Field) -> Check:
         return _number(field)
     if kind is WholeNumberField and _only(field, _BOUND_VALIDATORS):
         return _whole(field)
-    if kind is serializers.CharField and not field.trim_whitespace and _only(field, _TEXT_VALIDATORS):  # type: ignore[attr-defined]
+    if kind in _TEXT_FIELDS and not field.trim_whitespace and _only(field, _TEXT_VALIDATORS):  # type: ignore[attr-defined]
         return _text(field)  # type: ignore[arg-type]
     if kind is serializers.ChoiceField and not field.validators:
         return _choice(field)  # type: ignore[arg-type]
-    if kind is serializers.BooleanField and not field.validators:
+    if kind in _BOOLEAN_FIELDS and not field.validators:
         return _boolean
     return _by_drf(field)
 

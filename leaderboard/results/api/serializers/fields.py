@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 
 def _reject_non_numbers(field: serializers.Field, data: Any) -> None:
     if isinstance(data, bool) or not isinstance(data, (int, float)):
-        raise serializers.ValidationError(
-            f"A number is required, not {type(data).__name__ if data is not None else 'null'}."
-        )
+        raise serializers.ValidationError(f"A number is required, not {_json_type(data)}.")
 
 
 class NumberField(serializers.FloatField):
@@ -41,3 +40,71 @@ def number(*, min_value: float | None = 0, max_value: float | None = None, requi
 def whole(*, min_value: int | None = 0, max_value: int | None = None, required: bool = False) -> WholeNumberField:
     bounds: dict[str, Any] = {k: v for k, v in (("min_value", min_value), ("max_value", max_value)) if v is not None}
     return WholeNumberField(required=required, allow_null=not required, **bounds)
+
+
+# Strict text, booleans, uuids and datetimes (docs/api.md, "Types"): DRF's own
+# fields coerce ``123`` to "123", ``"yes"`` to true and a naive datetime to the
+# server's time zone, so a runner's type bug would be stored as something else.
+
+
+class StrictCharField(serializers.CharField):
+    """Text that must be a JSON string: DRF's CharField turns 123 into "123"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError(f"A string is required, not {_json_type(data)}.")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false: DRF's BooleanField also takes "yes", "true", 1 and "on"."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            raise serializers.ValidationError(f"A boolean (true or false) is required, not {_json_type(data)}.")
+        return data
+
+
+class StrictUUIDField(serializers.UUIDField):
+    """A UUID written as a string: DRF's UUIDField also takes an integer."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            raise serializers.ValidationError(f"A UUID string is required, not {_json_type(data)}.")
+        return super().to_internal_value(data)
+
+
+class AwareDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 string with a time zone (``Z`` or ``+02:00``), stored in UTC.
+
+    DRF reads a naive datetime in the server's time zone, which silently moves
+    a rig's timestamps by its UTC offset; offsets PostgreSQL cannot store
+    (beyond ±15:59) are fine here because the value is converted to UTC."""
+
+    def to_internal_value(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise serializers.ValidationError(f"A datetime string is required, not {_json_type(value)}.")
+        try:
+            parsed = parse_datetime(value)
+        except ValueError:
+            parsed = None
+        if parsed is not None and parsed.tzinfo is None:
+            raise serializers.ValidationError("The datetime needs a time zone, e.g. 2026-11-21T21:00:00Z or +02:00.")
+        return super().to_internal_value(value)
+
+
+def _json_type(value: Any) -> str:
+    """Return the JSON name of a parsed value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

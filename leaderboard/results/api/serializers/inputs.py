@@ -16,7 +16,14 @@ from django.conf import settings
 from django.db import models
 from rest_framework import serializers
 
-from leaderboard.results.api.serializers.fields import number, whole
+from leaderboard.results.api.serializers.fields import (
+    AwareDateTimeField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictUUIDField,
+    number,
+    whole,
+)
 from leaderboard.results.models import (
     Architecture,
     Configuration,
@@ -48,11 +55,11 @@ MAX_TOKENS_PER_KWH = 1e12
 RUN_END_STATUS_CHOICES = [c for c in RunStatus.choices if c[0] != RunStatus.RUNNING]
 
 
-def text(model: type[models.Model], name: str, *, required: bool = False) -> serializers.CharField:
+def text(model: type[models.Model], name: str, *, required: bool = False) -> StrictCharField:
     """A text field as long as the model column allows; optional ones accept null as ''."""
     max_length = getattr(model._meta.get_field(name), "max_length", None)
     limits = {"max_length": max_length} if max_length else {}
-    return serializers.CharField(
+    return StrictCharField(
         **limits,
         required=required,
         allow_blank=not required,
@@ -79,7 +86,7 @@ class JSONObjectField(serializers.JSONField):
 
 class StringListField(serializers.ListField):
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(child=serializers.CharField(max_length=500, allow_blank=True), max_length=200, **kwargs)
+        super().__init__(child=StrictCharField(max_length=500, allow_blank=True), max_length=200, **kwargs)
 
 
 class StackInputSerializer(serializers.Serializer):
@@ -128,7 +135,7 @@ class ConfigurationInputSerializer(serializers.Serializer):
     speculative_type = choice(SpeculativeType)
     draft_model = text(Configuration, "draft_model")
     draft_n_max = whole(max_value=100_000)
-    thinking = serializers.BooleanField(required=False, allow_null=True)
+    thinking = StrictBooleanField(required=False, allow_null=True)
     temperature = number(max_value=100)
     top_k = whole(min_value=-1, max_value=10_000_000)
     top_p = number(max_value=1)
@@ -139,7 +146,7 @@ class ConfigurationInputSerializer(serializers.Serializer):
 
 class WorkloadInputSerializer(serializers.Serializer):
     name = text(Workload, "name", required=True)
-    version = serializers.CharField(max_length=32, required=False, default="1")
+    version = StrictCharField(max_length=32, required=False, default="1")
     prompt_sha256 = text(Workload, "prompt_sha256")
     max_tokens = whole(max_value=MAX_TOKENS)
     repetitions = whole(max_value=100_000)
@@ -203,7 +210,7 @@ class SampleInputSerializer(serializers.Serializer):
     power_w_peak = number(max_value=MAX_POWER_W)
     vram_peak_mib = number(max_value=MAX_VRAM_MIB)
     stop_reason = text(Sample, "stop_reason")
-    output_ok = serializers.BooleanField(required=False, allow_null=True)
+    output_ok = StrictBooleanField(required=False, allow_null=True)
     flags = StringListField(required=False, allow_null=True)
 
     class Meta:
@@ -236,12 +243,12 @@ class SweepPointInputSerializer(serializers.Serializer):
 class RunInputSerializer(serializers.Serializer):
     """A whole run as POSTed to /api/runs/."""
 
-    uuid = serializers.UUIDField()
-    rig = serializers.CharField(max_length=200)
+    uuid = StrictUUIDField()
+    rig = StrictCharField(max_length=200)
     status = choice(RunStatus, required=True)
     failure_reason = text(RunModel, "failure_reason")
-    started_at = serializers.DateTimeField(required=False, allow_null=True)
-    finished_at = serializers.DateTimeField(required=False, allow_null=True)
+    started_at = AwareDateTimeField(required=False, allow_null=True)
+    finished_at = AwareDateTimeField(required=False, allow_null=True)
     notes = text(RunModel, "notes")
     stack = StackInputSerializer()
     model_file = ModelFileInputSerializer()
@@ -283,7 +290,7 @@ class RunFinishInputSerializer(RunAppendInputSerializer):
     )
     failure_reason = text(RunModel, "failure_reason")
     server_log_tail = text(RunModel, "server_log_tail")
-    finished_at = serializers.DateTimeField(required=False, allow_null=True, help_text="Default: now.")
+    finished_at = AwareDateTimeField(required=False, allow_null=True, help_text="Default: now.")
     fingerprint = JSONObjectField(required=False, allow_null=True, help_text="Replaces the stored one when given.")
     extra = JSONObjectField(required=False, allow_null=True, help_text="Merged into the stored one, key by key.")
 

@@ -142,7 +142,7 @@ class RunListOutputSerializer(serializers.ModelSerializer):
     workload = WorkloadOutputSerializer()
     speculative_type = serializers.CharField(source="configuration.speculative_type")
     # "source" is also an attribute of every DRF field; as a field name it is fine at run time.
-    source = serializers.SlugRelatedField(slug_field="key", read_only=True)  # type: ignore[assignment,var-annotated]
+    source = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)  # type: ignore[assignment,var-annotated]
     summary = serializers.SerializerMethodField()
     page_url = serializers.SerializerMethodField(help_text="The run's page on the site (a path on this host).")
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from django.http import Http404
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.pagination import BasePagination
 from rest_framework.parsers import BaseParser
@@ -31,4 +32,17 @@ class ApiMixin:
     pagination_class: type[BasePagination] | None = Pagination
 
 
-__all__ = ["APIView", "ApiMixin"]
+class TextLookupMixin:
+    """For detail views looked up by a text path parameter: a lookup PostgreSQL
+    cannot hold (a NUL, ``%00`` in the URL) matches nothing, so it is a 404."""
+
+    lookup_field: str
+    kwargs: dict[str, Any]
+
+    def get_object(self) -> Any:
+        if "\x00" in str(self.kwargs.get(self.lookup_field, "")):
+            raise Http404
+        return super().get_object()  # type: ignore[misc]
+
+
+__all__ = ["APIView", "ApiMixin", "TextLookupMixin"]

@@ -10,7 +10,7 @@ from rest_framework import generics
 
 from leaderboard.results import selectors
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin
+from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin
 
 
 class SourceListApi(ApiMixin, generics.ListAPIView):
@@ -27,7 +27,7 @@ class SourceListApi(ApiMixin, generics.ListAPIView):
         return selectors.source_list()
 
 
-class SourceDetailApi(ApiMixin, generics.RetrieveAPIView):
+class SourceDetailApi(TextLookupMixin, ApiMixin, generics.RetrieveAPIView):
     """One article with its comparison tables (rows in order), experiments and fits."""
 
     @extend_schema_serializer(component_name="SourceDetail")

@@ -11,7 +11,7 @@ from rest_framework import generics
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RigFilter
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin
+from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin
 
 
 @extend_schema_serializer(component_name="Rig")
@@ -34,7 +34,7 @@ class RigListApi(ApiMixin, generics.ListAPIView):
         return selectors.rig_list_public()
 
 
-class RigDetailApi(ApiMixin, generics.RetrieveAPIView):
+class RigDetailApi(TextLookupMixin, ApiMixin, generics.RetrieveAPIView):
     """One rig by name."""
 
     OutputSerializer = RigOutputSerializer
