@@ -29,6 +29,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import report
 from runners.client import Delivery, EndedByService, LiveRun, ServiceClient
+from runners.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.config import ConfigError, RigConfig
 from runners.fingerprint import capture
 from runners.payload import build_payload
@@ -142,6 +143,7 @@ class _Measurement:
     notify: Progress
     suite: SuiteResult = field(default_factory=SuiteResult)
     points: list[SweepPoint] = field(default_factory=list)
+    levels: list[LevelResult] = field(default_factory=list)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     flushed: dict[str, list[str]] | None = None
     server: ServerHandle | None = None
@@ -221,6 +223,19 @@ class _Measurement:
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
+        if self.suite.status == "finished" and self.config.workload.concurrency_levels:
+            # Levels travel with the run's close (the finish or the whole POST), not appended one by one.
+            _, reason = run_concurrency(
+                server,
+                self.workload,
+                levels=self.config.workload.concurrency_levels,
+                requests_per_level=self.config.workload.requests_per_level,
+                monitor=monitor,
+                progress=self.notify,
+                results=self.levels,
+            )
+            if reason:
+                self.suite.status, self.suite.failure_reason = "failed", reason
 
     def _add(self, **measured: list[dict[str, Any]]) -> None:
         # Called once a repetition or sweep point is in hand (kept in the suite
@@ -262,6 +277,7 @@ class _Measurement:
             fingerprint=self.fingerprint,
             log_tail=log_tail,
             power_reason=power_reason,
+            levels=self.levels,
         )
 
 
@@ -294,6 +310,7 @@ def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measureme
         "table": report.samples_table(rows),
         "summary_line": report.summary_line(rows),
         "sweep_table": report.sweep_table(points) if points else "",
+        "concurrency_table": concurrency_table(payload.get("concurrency_levels") or []),
         "flushed": measurement.flushed,
     }
 

@@ -13,6 +13,7 @@ from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_di
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import SORTS
 from leaderboard.boards.rows import run_label, run_row
+from leaderboard.boards.selectors.concurrency import concurrency_board, concurrency_view, latency_figures
 from leaderboard.boards.selectors.leaderboard import leaderboard_view, rig_board, usd_per_kwh_from
 from leaderboard.boards.selectors.published import comparison_detail, comparisons_list, experiment_journeys
 from leaderboard.boards.selectors.runs import parse_run_ids, run_detail, runs_for_compare, sweep_rows
@@ -34,6 +35,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "params": request.GET,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
+        "cboard": concurrency_board(request.GET, view.form),
     }
     return render(request, "boards/leaderboard.html", context)
 
@@ -115,6 +117,9 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "accept_figure": charts.acceptance_figure(reps),
         "sweep_figure": charts.sweep_figure([chartdata.sweep_series(run)]),
         "has_acceptance": any(r.acceptance_pct is not None for r in reps),
+        "latency": latency_figures(samples),
+        "cv": concurrency_view([run], request.GET),
+        "cv_single": True,
     }
     return render(request, "boards/run.html", context)
 
@@ -145,8 +150,22 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "sweep_figure": charts.sweep_figure([chartdata.sweep_series(r) for r in runs]),
         "has_sweeps": any(r.sweep_points.all() for r in runs),
         "any_means_only": any(c.means_only for c in compared),
+        "cv": concurrency_view(runs, request.GET, baseline=baseline),
+        "cv_runs": ",".join(str(r.pk) for r in runs),
+        "cv_keep": [(k, request.GET[k]) for k in ("baseline", "test") if request.GET.get(k)],
     }
     return render(request, "boards/compare.html", context)
+
+
+@require_GET
+def concurrency_page(request: HttpRequest) -> HttpResponse:
+    runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")))
+    context = {
+        "items": [(r, run_label(r)) for r in runs],
+        "cv": concurrency_view(runs, request.GET, baseline=runs[0] if runs else None),
+        "cv_runs": ",".join(str(r.pk) for r in runs),
+    }
+    return render(request, "boards/concurrency.html", context)
 
 
 @require_GET

@@ -30,6 +30,7 @@ from leaderboard.results.models import (
     Workload,
 )
 from leaderboard.results.services import ingest_sql
+from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.keys import comparison_key, config_hash
 from leaderboard.results.services.summary import run_summary_apply, run_summary_update
 
@@ -247,8 +248,9 @@ def run_create(
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]] = (),
     sweep_points: Sequence[Mapping[str, Any]] = (),
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> RunCreateResult:
-    """Store a run with its samples and sweep points in one transaction.
+    """Store a run with its samples, sweep points and concurrency levels in one transaction.
 
     ``run`` holds the Run's own fields (uuid, status, provenance, timestamps…);
     summary fields in it are ignored unless ``summary_source`` is 'published'.
@@ -265,7 +267,12 @@ def run_create(
     found = _ingest_lookup(rig=rig, run_uuid=run_uuid, lookups={model: key[0] for model, key in keys.items()})
     if found.existing_rig_id is not None:
         return _existing_or_complete(
-            Run.objects.get(uuid=run_uuid), rig, run=run, samples=samples, sweep_points=sweep_points
+            Run.objects.get(uuid=run_uuid),
+            rig,
+            run=run,
+            samples=samples,
+            sweep_points=sweep_points,
+            concurrency_levels=concurrency_levels,
         )
     try:
         with transaction.atomic():
@@ -277,6 +284,7 @@ def run_create(
                 run={**run, "uuid": run_uuid},
                 samples=samples,
                 sweep_points=sweep_points,
+                concurrency_levels=concurrency_levels,
             )
     except IntegrityError:
         # Two retries of the same run raced; the other one stored it.
@@ -303,6 +311,7 @@ def _existing_or_complete(
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]],
     sweep_points: Sequence[Mapping[str, Any]],
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> RunCreateResult:
     """Return the stored run with created=False. If it is still running and this
     document ends it (finished, failed or aborted), complete it first: add the
@@ -318,6 +327,7 @@ def _existing_or_complete(
         run=existing,
         samples=samples,
         sweep_points=sweep_points,
+        concurrency_levels=concurrency_levels,
         status=run["status"],
         failure_reason=run.get("failure_reason") or "",
         server_log_tail=run.get("server_log_tail"),
@@ -336,6 +346,7 @@ def _run_create_atomic(
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]],
     sweep_points: Sequence[Mapping[str, Any]],
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> Run:
     model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
     fields = _blank(run, Run, exclude=["rig", "stack", "model_file", "configuration", "workload", "comparison_key"])
@@ -366,6 +377,8 @@ def _run_create_atomic(
     attach_prefetched(
         new_run, "sweep_points", sorted(sweep_objs, key=lambda p: (p.ctx_tokens is None, p.ctx_tokens or 0))
     )
+    levels = concurrency_levels_create(run=new_run, levels=concurrency_levels)
+    attach_prefetched(new_run, "concurrency_levels", sorted(levels, key=lambda lv: lv.concurrency))
     return new_run
 
 
@@ -374,6 +387,7 @@ def run_append(
     run: Run,
     samples: Sequence[Mapping[str, Any]] = (),
     sweep_points: Sequence[Mapping[str, Any]] = (),
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
     status: str | None = None,
     failure_reason: str | None = None,
     server_log_tail: str | None = None,
@@ -381,10 +395,10 @@ def run_append(
     fingerprint: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> Run:
-    """Add samples / sweep points to an open run and optionally finish it.
+    """Add samples / sweep points / concurrency levels to an open run and optionally finish it.
 
-    Samples whose index is already stored, and sweep points whose ctx_tokens is,
-    are skipped (a retried request adds nothing twice). Finishing a run that
+    Samples whose index is already stored, sweep points whose ctx_tokens is, and
+    levels whose concurrency is, are skipped (a retried request adds nothing twice). Finishing a run that
     already ended with the same ``status`` returns it unchanged (a retried
     finish). Raise ApplicationError (409) if the run is no longer running
     otherwise, and (400) when finishing as 'finished' a run with no samples."""
@@ -414,6 +428,7 @@ def run_append(
         stored_depths = set(locked.sweep_points.values_list("ctx_tokens", flat=True))
         new_points = [p for p in sweep_points if p.get("ctx_tokens") not in stored_depths]
         SweepPoint.objects.bulk_create(_sweep_objects(locked, new_points))
+        concurrency_levels_create(run=locked, levels=concurrency_levels)
         update_fields = ["updated_at"]
         if server_log_tail is not None:
             locked.server_log_tail = server_log_tail

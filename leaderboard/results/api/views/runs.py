@@ -126,6 +126,7 @@ class RunCreateApi(ApiMixin, APIView):
             },
             samples=data["samples"],
             sweep_points=data["sweep_points"],
+            concurrency_levels=data.get("concurrency_levels") or [],
         )
         if result.created:
             return Response(_created_detail(result), status=status.HTTP_201_CREATED)
@@ -183,7 +184,12 @@ class RunAppendApi(ApiMixin, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        run_append(run=run, samples=data["samples"], sweep_points=data["sweep_points"])
+        run_append(
+            run=run,
+            samples=data["samples"],
+            sweep_points=data["sweep_points"],
+            concurrency_levels=data["concurrency_levels"],
+        )
         return Response(_detail(uuid))
 
 
@@ -212,6 +218,7 @@ class RunFinishApi(ApiMixin, APIView):
             run=run,
             samples=data["samples"],
             sweep_points=data["sweep_points"],
+            concurrency_levels=data["concurrency_levels"],
             status=data["status"],
             failure_reason=data.get("failure_reason") or "",
             server_log_tail=data.get("server_log_tail"),
