@@ -248,7 +248,8 @@ class RigConfig:
         if self.workload.requests_per_level < max(levels):
             raise ConfigError(
                 "workload.requests_per_level",
-                f"must be at least the highest concurrency level ({max(levels)}), got {self.workload.requests_per_level}",
+                f"must be at least the highest concurrency level ({max(levels)}), "
+                f"got {self.workload.requests_per_level}",
             )
         if self.server is None:
             return  # attach mode: the server's slots are its own business

@@ -155,10 +155,11 @@ def level_stats(
         out.acceptance_pct = 100.0 * sum(a for _, a in pairs) / total
     else:
         out.reasons["acceptance_pct"] = "nothing was drafted"
+    energy_field = "energy_j_per_token"
     if energy_j is None:
-        out.reasons["energy_j_per_token"] = "no energy reading (no NVML)"
+        out.reasons[energy_field] = "no energy reading (no NVML)"
     elif not out.output_tokens:
-        out.reasons["energy_j_per_token"] = "no output tokens"
+        out.reasons[energy_field] = "no output tokens"
     else:
         out.energy_j_per_token = energy_j / out.output_tokens
     return out

@@ -245,7 +245,10 @@ class _Measurement:
             raise self.live.ended
 
     def _done(self) -> str:
-        return f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+        done = f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+        if self.config.workload.concurrency_levels:
+            done += f", {len(self.levels)} of {len(set(self.config.workload.concurrency_levels))} concurrency levels"
+        return done
 
     def _reason(self, exc: Exception) -> str:
         done = self._done()

@@ -61,7 +61,8 @@ def first_below(levels: Sequence[LevelData], floor: float) -> LevelData | None:
 
 
 def _hover(series: ConcurrencySeries, pane: _Pane, level: LevelData) -> str:
-    text = f"{_esc(series.label)}<br>{level.concurrency} streams<br>{pane.y_title}: {_fmt(pane.y(level), pane.digits)} {pane.unit}"
+    value = _fmt(pane.y(level), pane.digits)
+    text = f"{_esc(series.label)}<br>{level.concurrency} streams<br>{pane.y_title}: {value} {pane.unit}"
     if pane.key == "per_stream":
         text += f"<br>p50 {_fmt(level.decode_tokens_per_s_p50)} t/s, p90 {_fmt(level.decode_tokens_per_s_p90)} t/s"
     return text

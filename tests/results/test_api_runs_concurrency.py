@@ -107,7 +107,11 @@ def test_a_samples_inter_token_gaps_are_stored(rig_with_token):
 def test_finishing_an_open_run_adds_its_levels_once(rig_with_token):
     body = api_run_payload(status="running", samples=[])
     assert post_json(rig_with_token.client, URL, body).status_code == 201
-    finish = {"status": "finished", "samples": api_run_payload()["samples"], "concurrency_levels": [level_payload(2, 40.0)]}
+    finish = {
+        "status": "finished",
+        "samples": api_run_payload()["samples"],
+        "concurrency_levels": [level_payload(2, 40.0)],
+    }
     url = f"{URL}{body['uuid']}/finish/"
     assert post_json(rig_with_token.client, url, finish).status_code == 200
     # A retried whole POST of the same run adds nothing twice.

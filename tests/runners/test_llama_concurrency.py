@@ -24,9 +24,9 @@ pytestmark = pytest.mark.llama
 LEVELS = [1, 2, 4]
 REQUESTS = 4
 # llama-server's per-request lines: "eval time = 120.33 ms / 16 tokens ( ... 132.97 tokens per second)"
-# (not "prompt eval time") and "draft acceptance rate = 0.5714 (4 accepted / 7 generated)".
+# (not "prompt eval time") and "draft acceptance = 0.75000 (12 accepted / 16 generated)".
 _EVAL = re.compile(r"(?<!prompt )eval time =\s*[\d.]+ ms /\s*(\d+) tokens \(.*?([\d.]+) tokens per second\)")
-_DRAFT = re.compile(r"draft acceptance rate = [\d.]+ \(\s*(\d+) accepted /\s*(\d+) generated\)")
+_DRAFT = re.compile(r"draft acceptance(?: rate)? = [\d.]+ \(\s*(\d+) accepted /\s*(\d+) generated\)")
 
 
 @pytest.fixture
@@ -42,7 +42,7 @@ def _spec(url: str, token: str, server: dict[str, Any], tmp_path: Path) -> dict[
         "server": server,
         "workload": {
             "max_tokens": 16,
-            "repetitions": 2,
+            "repetitions": 1,
             "warmup": 0,
             "concurrency_levels": LEVELS,
             "requests_per_level": REQUESTS,
@@ -66,9 +66,10 @@ def _check_levels(run: dict[str, Any], *, drafting: bool) -> None:
         for r in reqs:
             assert r["error"] == "" and 2 <= r["tokens_generated"] <= 16
             assert r["ttft_ms"] > 0 and r["decode_tokens_per_s_server"] > 0 and r["decode_tokens_per_s_client"] > 0
-            # One gap per streamed chunk after the first; llama-server streams a token per chunk.
-            assert len(r["itl_ms"]) == r["tokens_generated"] - 1
-            assert sum(r["itl_ms"]) == pytest.approx((r["ended_s"] - r["started_s"]) * 1000 - r["ttft_ms"], abs=50)
+            # One gap per content chunk after the first: a token per chunk, less the end of
+            # generation and pieces the server holds back (part of a UTF-8 character).
+            assert 1 <= len(r["itl_ms"]) <= r["tokens_generated"] - 1
+            assert sum(r["itl_ms"]) <= (r["ended_s"] - r["started_s"]) * 1000 - r["ttft_ms"] + 1
             if drafting:
                 assert r["draft_n"] > 0 and 0 <= r["draft_n_accepted"] <= r["draft_n"]
             else:
@@ -95,7 +96,7 @@ def _check_against_the_server_log(run: dict[str, Any], log: str, *, drafting: bo
     measured = [*run["samples"], *(r for lv in run["concurrency_levels"] for r in lv["requests"])]
     logged = sorted((int(n), round(float(tps), 2)) for n, tps in _EVAL.findall(log))
     stored = sorted((r["tokens_generated"], round(r["decode_tokens_per_s_server"], 2)) for r in measured)
-    assert len(stored) == 2 + len(LEVELS) * REQUESTS
+    assert len(stored) == 1 + len(LEVELS) * REQUESTS
     assert logged == stored
     if drafting:
         logged_drafts = sorted((int(d), int(a)) for a, d in _DRAFT.findall(log))
@@ -132,7 +133,7 @@ def test_the_runner_measures_levels_1_2_4_and_the_service_stores_them(
     _check_levels(run, drafting=drafting)
     _check_against_the_server_log(run, _server_log(tmp_path, run["uuid"]), drafting=drafting)
     # Single-stream samples carry their inter-token gaps too (the run page's percentiles).
-    assert all(len(s["itl_ms"]) == s["tokens_generated"] - 1 for s in run["samples"])
+    assert all(1 <= len(s["itl_ms"]) <= s["tokens_generated"] - 1 for s in run["samples"])
 
     page = requests.get(f"{live_server.url}/runs/{Rig.objects.get().runs.get().pk}/?floor=1000", timeout=10).text
     assert 'id="latency"' in page and 'id="levels"' in page and "concurrency-fig" in page
@@ -155,7 +156,7 @@ def test_a_queued_job_attached_to_a_running_server_measures_its_levels(
                      "requests_per_level": 2},
         "cache_dir": str(tmp_path / "cache"),
     }  # fmt: skip
-    job = jobs_enqueue(rig=rig_env, kind="suite", spec=spec, time_limit_s=300)
+    job = jobs_enqueue(rig=rig_env, kind="suite", spec=spec, time_limit_s=1800)  # a bound; a busy CI box is slow
     result = run_benchmark.apply(args=[job_dispatch_spec(job=job)]).get()
     assert result["status"] == "finished", result
     assert BenchmarkJob.objects.get(pk=job.pk).status == "finished"
@@ -164,3 +165,27 @@ def test_a_queued_job_attached_to_a_running_server_measures_its_levels(
     assert [(lv.concurrency, lv.n_ok) for lv in levels] == [(1, 2), (2, 2)]
     assert all(lv.output_tokens_per_s and lv.ttft_ms_p50 for lv in levels)
     assert levels[1].requests.filter(draft_n__gt=0).count() == 2  # the session's server drafts with Gemma
+
+
+def test_a_levels_energy_per_token_comes_from_nvml(gemma_server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """There is no GPU here: a fake ``pynvml`` (tests/runners/test_power.py's) stands at
+    the one boundary NVML is imported through; the requests are real."""
+    import sys
+
+    from runners.concurrency import run_level
+    from runners.config import WorkloadConfig
+    from runners.distribution import level_stats
+    from runners.power import PowerMonitor
+    from runners.workload import Workload
+    from tests.runners.test_power import fake_pynvml
+
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(watts=[200.0], energy_counter=[True]))
+    workload = Workload.from_config(WorkloadConfig(max_tokens=8, repetitions=1, warmup=0))
+    with PowerMonitor() as monitor:
+        level = run_level(gemma_server, workload, concurrency=2, n_requests=2, monitor=monitor)
+    assert not level.failed and level.wall_s is not None
+    assert level.energy_j == pytest.approx(200.0 * level.wall_s, rel=0.1)
+    stats = level_stats([r.payload() for r in level.requests], energy_j=level.energy_j)
+    tokens = sum(r.sample.tokens_generated or 0 for r in level.requests)
+    assert stats.energy_j_per_token == pytest.approx(level.energy_j / tokens)
+    assert level.payload()["energy_j"] == level.energy_j

@@ -132,7 +132,9 @@ def concurrency_view(runs: Sequence[Run], params: Mapping[str, str], *, baseline
     """Return the concurrency figure and tables for ``runs`` (one query), with the
     ``floor`` and ``concurrency`` query parameters applied."""
     floor, level = parse_floor(params.get("floor")), parse_concurrency(params.get("concurrency"))
-    view = ConcurrencyView(floor=floor.value, concurrency=level.value, errors=[e for e in (floor.error, level.error) if e])
+    view = ConcurrencyView(
+        floor=floor.value, concurrency=level.value, errors=[e for e in (floor.error, level.error) if e]
+    )
     view.levels = levels_by_run(runs)
     view.series = [
         ConcurrencySeries(label=run_label(run), levels=[_level_data(lv) for lv in view.levels[run.pk]]) for run in runs
@@ -144,7 +146,9 @@ def concurrency_view(runs: Sequence[Run], params: Mapping[str, str], *, baseline
             if below is not None:
                 view.below.append((s.label, below.concurrency))
     if view.concurrency is not None:
-        chosen = {run.pk: next((lv for lv in view.levels[run.pk] if lv.concurrency == view.concurrency), None) for run in runs}
+        chosen = {
+            run.pk: next((lv for lv in view.levels[run.pk] if lv.concurrency == view.concurrency), None) for run in runs
+        }
         base = chosen.get(baseline.pk) if baseline is not None else None
         for run in runs:
             lv = chosen[run.pk]
@@ -175,7 +179,9 @@ class ConcurrencyBoard:
     limit: int = 50
 
 
-def concurrency_board(params: Mapping[str, str], form: LeaderboardFilterForm, *, limit: int = 50) -> ConcurrencyBoard | None:
+def concurrency_board(
+    params: Mapping[str, str], form: LeaderboardFilterForm, *, limit: int = 50
+) -> ConcurrencyBoard | None:
     """Return the finished runs measured at ``?concurrency=N``, with the leaderboard's
     filters applied, ranked by aggregate output t/s at that level (two queries);
     None when no level is asked for."""
