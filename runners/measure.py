@@ -76,7 +76,7 @@ class Sample:
         """Return the gaps between consecutive content chunks in ms (one per chunk
         after the first; a chunk carrying several tokens counts as one gap)."""
         times = self.chunk_times_s
-        return [round((b - a) * 1000.0, 3) for a, b in zip(times, times[1:], strict=False)]
+        return [round((b - a) * 1000.0, 2) for a, b in zip(times, times[1:], strict=False)]
 
     def payload(self) -> dict[str, Any]:
         """Return the sample object of the run payload (docs/api.md)."""
