@@ -8,7 +8,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rigboard
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install install-dev demo test lint typecheck migrations-check pytest bench-ingest clean
+.PHONY: install install-dev system-deps demo test lint typecheck migrations-check pytest bench-ingest clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,20 @@ install: $(BIN)/python
 install-dev: $(BIN)/python
 	$(BIN)/pip install -q -r requirements-dev.txt
 
+# What the tests drive that pip cannot install: Debian's Chromium for the page
+# tests (Playwright never downloads a browser) and ccache for the llama.cpp
+# rebuilds of the nightly tests. Installed with apt-get when missing (as root);
+# otherwise the target fails and says what to install: a test run never skips
+# the browser tests silently.
+system-deps:
+	@if command -v chromium >/dev/null 2>&1 && command -v ccache >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium, chromium-driver and ccache with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver ccache >/dev/null; \
+	else \
+	  echo "make test needs Debian's chromium and ccache: sudo apt-get install chromium chromium-driver ccache" >&2; exit 1; \
+	fi
+
 # The embedded default: SQLite, tasks in-process, the articles' published results.
 demo: install
 	$(BIN)/python manage.py migrate --noinput
@@ -29,6 +43,7 @@ demo: install
 lint:
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck:
 	$(BIN)/mypy leaderboard runners
@@ -45,7 +60,7 @@ pytest:
 	  if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit code 5); check PYTEST_ARGS and tests/" >&2; fi; \
 	  exit $$rc
 
-test: install-dev lint typecheck migrations-check pytest
+test: install-dev system-deps lint typecheck migrations-check pytest
 
 bench-ingest:
 	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python benchmarks/ingest.py $(BENCH_ARGS)

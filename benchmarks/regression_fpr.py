@@ -55,6 +55,7 @@ from leaderboard.regressions.verdict import (  # noqa: E402
     noise_from_medians,
 )
 from runners.pipeline import run_job  # noqa: E402
+from runners.stats import decode_tokens_per_s  # noqa: E402
 
 Runs = list[list[float]]
 # Judges run j, its samples times a factor (1.0: as measured; 0.95: slowed 5%),
@@ -90,10 +91,13 @@ def one_run(
         "output_path": str(out),
     }  # fmt: skip
     result = run_job(config)
-    if result["status"] != "finished":
-        raise RuntimeError(f"run {index} {result['status']}: {result['failure_reason']}")
+    if result.status != "finished":
+        raise RuntimeError(f"run {index} {result.status}: {result.failure_reason}")
     samples = json.loads(out.read_text())["samples"]
-    return [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
+    return [
+        decode_tokens_per_s(server=s["decode_tokens_per_s_server"], client=s["decode_tokens_per_s_client"])
+        for s in samples
+    ]
 
 
 def history_of(i: int, j: int, n: int, count: int) -> list[int]:

@@ -179,7 +179,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "leaderboard.results.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "leaderboard.core.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -233,6 +233,14 @@ if RIGBOARD_JOB_QUEUE_TTL_S <= 0:
     raise ImproperlyConfigured(
         f"RIGBOARD_JOB_QUEUE_TTL_S must be a positive number of seconds, got {RIGBOARD_JOB_QUEUE_TTL_S}"
     )
+
+# Regression tracking (leaderboard.regressions): how many times an alert is
+# tried before it is marked failed, and where the service keeps the bare
+# mirrors of subscribed repositories that a bisection walks.
+RIGBOARD_ALERT_MAX_ATTEMPTS = env_int("RIGBOARD_ALERT_MAX_ATTEMPTS", 5)
+if RIGBOARD_ALERT_MAX_ATTEMPTS <= 0:
+    raise ImproperlyConfigured(f"RIGBOARD_ALERT_MAX_ATTEMPTS must be at least 1, got {RIGBOARD_ALERT_MAX_ATTEMPTS}")
+RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR / ".cache" / "repos")))
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")

@@ -30,14 +30,17 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from runners.gitrepo import GitError, git, ls_remote
+
 BUILT = "built"
 FAILED = "failed"
 LOG_TAIL_CHARS = 4000
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 
 
-class BuildError(RuntimeError):
-    """The source could not be fetched (nothing was built or recorded)."""
+# The source could not be fetched (nothing was built or recorded): a git
+# command failed. One class, so the rig and the service catch the same error.
+BuildError = GitError
 
 
 @dataclass(frozen=True)
@@ -101,48 +104,6 @@ class BuildResult:
         return self.status == BUILT
 
 
-def _git(args: Sequence[str], cwd: Path | None = None, timeout_s: float = 600) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    proc = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout_s, env=env, check=False
-    )
-    if proc.returncode != 0:
-        raise BuildError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
-    return proc.stdout
-
-
-def ls_remote(repo_url: str, branch: str) -> str | None:
-    """Return the sha the remote's ``branch`` points at; None if there is no such
-    branch. Raise BuildError if the remote cannot be reached."""
-    out = _git(["ls-remote", "--heads", repo_url, f"refs/heads/{branch}"], timeout_s=120)
-    for line in out.splitlines():
-        sha, _, ref = line.partition("\t")
-        if ref == f"refs/heads/{branch}":
-            return sha
-    return None
-
-
-def commits_between(repo_dir: Path, old: str, new: str) -> list[str]:
-    """Return the commits after ``old`` up to and including ``new``, oldest
-    first, along the first-parent line (what a bisection walks)."""
-    out = _git(["rev-list", "--first-parent", "--reverse", f"{old}..{new}"], cwd=repo_dir)
-    return out.split()
-
-
-def mirror(repo_url: str, dest: Path) -> Path:
-    """Return a bare mirror of ``repo_url`` at ``dest``, cloned the first time and
-    fetched after (history without a checkout: enough to walk commit ranges).
-    Raise BuildError if the remote cannot be reached."""
-    dest = Path(dest)
-    if not (dest / "HEAD").is_file():
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        _git(["clone", "-q", "--mirror", repo_url, str(dest)], timeout_s=1800)
-    else:
-        _git(["remote", "set-url", "origin", repo_url], cwd=dest)
-        _git(["fetch", "-q", "--prune", "origin"], cwd=dest, timeout_s=1800)
-    return dest
-
-
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     # Two workers on one rig must not share a build tree at the same time.
@@ -158,17 +119,17 @@ def _locked(path: Path) -> Iterator[None]:
 def _checkout(spec: BuildSpec, src: Path) -> None:
     if not (src / ".git").is_dir():
         src.mkdir(parents=True, exist_ok=True)
-        _git(["init", "-q"], cwd=src)
+        git(["init", "-q"], cwd=src)
     # The same repository may be reached at a new URL (a moved mirror).
-    verb = "set-url" if "origin" in _git(["remote"], cwd=src).split() else "add"
-    _git(["remote", verb, "origin", spec.repo_url], cwd=src)
+    verb = "set-url" if "origin" in git(["remote"], cwd=src).split() else "add"
+    git(["remote", verb, "origin", spec.repo_url], cwd=src)
     try:
-        _git(["fetch", "-q", "--depth", "1", "origin", spec.commit], cwd=src, timeout_s=1800)
+        git(["fetch", "-q", "--depth", "1", "origin", spec.commit], cwd=src, timeout_s=1800)
     except BuildError:
         # Servers that refuse a bare sha still serve their branches.
-        _git(["fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*"], cwd=src, timeout_s=1800)
-    _git(["checkout", "-q", "--force", "--detach", spec.commit], cwd=src)
-    _git(["clean", "-q", "-fdx"], cwd=src)
+        git(["fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*"], cwd=src, timeout_s=1800)
+    git(["checkout", "-q", "--force", "--detach", spec.commit], cwd=src)
+    git(["clean", "-q", "-fdx"], cwd=src)
 
 
 def _compiler(build_dir: Path) -> str:

@@ -98,18 +98,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.log_tail:
             print("--- server log tail ---\n" + exc.log_tail, file=sys.stderr)
         return 3
-    print(result["table"])
-    if result["summary_line"]:
-        print(result["summary_line"])
-    if result["sweep_table"]:
-        print("\n" + result["sweep_table"])
-    if result.get("concurrency_table"):
-        print("\n" + result["concurrency_table"])
-    print(f"\nrun {result['run_uuid']}: {result['status']}", end="")
-    print(f" ({result['failure_reason']})" if result["failure_reason"] else "")
-    delivered = result["delivered"]
-    where = f" to {result['spool_path']}" if result["spool_path"] else ""
-    print(f"delivery: {delivered}{where} {result['delivery_detail']}".rstrip())
+    print(result.table)
+    if result.summary_line:
+        print(result.summary_line)
+    if result.sweep_table:
+        print("\n" + result.sweep_table)
+    if result.concurrency_table:
+        print("\n" + result.concurrency_table)
+    print(f"\nrun {result.run_uuid}: {result.status}", end="")
+    print(f" ({result.failure_reason})" if result.failure_reason else "")
+    delivered = result.delivered
+    where = f" to {result.spool_path}" if result.spool_path else ""
+    print(f"delivery: {delivered}{where} {result.delivery_detail}".rstrip())
     if delivered == "rejected":
         return 4
-    return 0 if result["status"] == "finished" else 1
+    return 0 if result.status == "finished" else 1

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from runners.stats import decode_tokens_per_s
+
 MIN_VALUES = 2
 
 
@@ -46,11 +48,6 @@ def percentile_figure(values: Sequence[float], q: float, *, what: str) -> Figure
     if len(values) < MIN_VALUES:
         return Figure(None, f"p{q:g} of {what} needs at least {MIN_VALUES} values, got {len(values)}")
     return Figure(percentile(values, q))
-
-
-def decode_rate(server: float | None, client: float | None) -> float | None:
-    """Return the server's decode t/s when it reported one, else the client's."""
-    return server if server is not None else client
 
 
 def _get(item: Any, name: str) -> Any:
@@ -132,7 +129,11 @@ def level_stats(
         "decode_tokens_per_s": [
             v
             for r in ok
-            if (v := decode_rate(_get(r, "decode_tokens_per_s_server"), _get(r, "decode_tokens_per_s_client")))
+            if (
+                v := decode_tokens_per_s(
+                    server=_get(r, "decode_tokens_per_s_server"), client=_get(r, "decode_tokens_per_s_client")
+                )
+            )
             is not None
         ],
         "ttft_ms": [float(_get(r, "ttft_ms")) for r in ok if _get(r, "ttft_ms") is not None],

@@ -18,6 +18,8 @@ from typing import Any
 import requests
 from urllib3.exceptions import ReadTimeoutError
 
+from runners import stats
+
 _STOP_TYPES = {"limit": "length", "eos": "stop", "word": "stop", "none": ""}
 
 
@@ -67,9 +69,7 @@ class Sample:
     @property
     def decode_tokens_per_s(self) -> float | None:
         """Return the server's decode t/s when it reported one, else the client's."""
-        if self.decode_tokens_per_s_server is not None:
-            return self.decode_tokens_per_s_server
-        return self.decode_tokens_per_s_client
+        return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)
 
     @property
     def itl_ms(self) -> list[float]:

@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 TASK_NAME = "rigboard.nightly_build_and_bench"
 ENGINE = "llama.cpp"
 
-RunJob = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+RunJob = Callable[[Mapping[str, Any]], pipeline.JobResult]
 
 
 def build_cache_dir() -> Path:
@@ -97,9 +97,7 @@ def nightly_build_and_bench(
                 entry, built=built, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or ""
             )
             result = run_job(config)
-            row.update(
-                status=result.get("status"), delivered=result.get("delivered"), error=result.get("failure_reason") or ""
-            )
+            row.update(status=result.status, delivered=result.delivered, error=result.failure_reason)
         except Exception as exc:  # one broken reference config must not cost the others their runs
             logger.exception("nightly run %s failed", entry.get("name"))
             row.update(status="failed", delivered="not_posted", error=f"{type(exc).__name__}: {exc}")

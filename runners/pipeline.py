@@ -27,7 +27,7 @@ from typing import Any
 import requests
 from celery.exceptions import SoftTimeLimitExceeded
 
-from runners import report
+from runners import report, stats
 from runners.client import Delivery, EndedByService, LiveRun, ServiceClient
 from runners.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.config import ConfigError, RigConfig
@@ -44,6 +44,49 @@ Progress = Callable[[str, int, int], None]
 # Wraps the measuring (flush, server start, suite, sweep) but not the server's
 # stop nor the delivery: the Celery task's soft time limit.
 Guard = Callable[[], contextlib.AbstractContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What ``run_job`` measured and how it was delivered (every caller reads this one shape).
+
+    ``status`` is finished, failed or aborted; ``delivered`` is posted, spooled,
+    rejected, not_posted or closed_on_service, with the HTTP status
+    (``http_status``), why (``delivery_detail``) and the spool file
+    (``spool_path``, '' when none). ``opened``: the run was live on the service
+    while measured; ``live_detail`` says why live updates stopped ('' if they
+    did not); ``ended_by_service`` why the service stopped the run ('' when it
+    did not). ``table``, ``summary_line`` and ``sweep_table`` are the texts a
+    terminal prints; ``flushed`` what re-posting the spool did first (None
+    without a service)."""
+
+    run_uuid: str
+    status: str
+    failure_reason: str
+    delivered: str
+    http_status: int | None
+    delivery_detail: str
+    spool_path: str
+    opened: bool
+    live_detail: str
+    ended_by_service: str
+    n_samples: int
+    decode_tokens_per_s_mean: float | None
+    acceptance_pct: float | None
+    table: str
+    summary_line: str
+    sweep_table: str
+    flushed: dict[str, list[str]] | None
+    concurrency_table: str = ""  # the concurrency levels' table ('' without a concurrency sweep)
+
+    def summary(self) -> dict[str, Any]:
+        """Return the few figures a job's log line carries."""
+        return {
+            "run_uuid": self.run_uuid,
+            "delivered": self.delivered,
+            "n_samples": self.n_samples,
+            "decode_tokens_per_s_mean": self.decode_tokens_per_s_mean,
+        }
 
 
 def _workload(config: RigConfig) -> Workload:
@@ -77,15 +120,10 @@ def run_job(
     progress: Progress | None = None,
     guard: Guard | None = None,
     deliver_by: float | None = None,
-) -> dict[str, Any]:
+) -> JobResult:
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
-    Return {"run_uuid", "status" (finished|failed|aborted), "failure_reason",
-    "delivered" ("posted"|"spooled"|"rejected"|"not_posted"|"closed_on_service"),
-    "http_status", "delivery_detail", "spool_path", "opened" (the run was live on
-    the service while measured), "live_detail", "ended_by_service" (why the
-    service stopped the run, '' when it did not), "n_samples", "decode_tokens_per_s_mean",
-    "acceptance_pct", "table", "sweep_table", "flushed"}. ``progress(stage,
+    Return a JobResult (status finished, failed or aborted). ``progress(stage,
     done, total)`` is called as stages advance (stage: flush, server, warmup,
     repetitions, sweep, post); it may raise EndedByService (the caller heard
     from the service that the job ended), as an append that the service refuses
@@ -290,32 +328,35 @@ def limit_text(exc: SoftTimeLimitExceeded) -> str:
     return " ".join(map(str, exc.args)) or "soft time limit exceeded"
 
 
-def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measurement, live: LiveRun) -> dict[str, Any]:
+def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measurement, live: LiveRun) -> JobResult:
     samples = payload["samples"]
-    tps = [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
+    tps = [
+        stats.decode_tokens_per_s(server=s["decode_tokens_per_s_server"], client=s["decode_tokens_per_s_client"])
+        for s in samples
+    ]
     summary = summarize([v for v in tps if v is not None])
     rows = [_Row(s, v) for s, v in zip(samples, tps, strict=True)]
     points = [_PointRow(p) for p in payload["sweep_points"]]
-    return {
-        "run_uuid": payload["uuid"],
-        "status": payload["status"],
-        "failure_reason": payload["failure_reason"],
-        "delivered": delivery.outcome,
-        "http_status": delivery.status_code,
-        "delivery_detail": delivery.detail,
-        "spool_path": delivery.path,
-        "opened": live.opened,
-        "live_detail": live.stopped,
-        "ended_by_service": str(measurement.ended or live.ended or ""),
-        "n_samples": len(samples),
-        "decode_tokens_per_s_mean": summary.mean if summary else None,
-        "acceptance_pct": acceptance_pct([s["draft_n"] for s in samples], [s["draft_n_accepted"] for s in samples]),
-        "table": report.samples_table(rows),
-        "summary_line": report.summary_line(rows),
-        "sweep_table": report.sweep_table(points) if points else "",
-        "concurrency_table": concurrency_table(payload.get("concurrency_levels") or []),
-        "flushed": measurement.flushed,
-    }
+    return JobResult(
+        run_uuid=payload["uuid"],
+        status=payload["status"],
+        failure_reason=payload["failure_reason"],
+        delivered=delivery.outcome,
+        http_status=delivery.status_code,
+        delivery_detail=delivery.detail,
+        spool_path=delivery.path,
+        opened=live.opened,
+        live_detail=live.stopped,
+        ended_by_service=str(measurement.ended or live.ended or ""),
+        n_samples=len(samples),
+        decode_tokens_per_s_mean=summary.mean if summary else None,
+        acceptance_pct=acceptance_pct([s["draft_n"] for s in samples], [s["draft_n_accepted"] for s in samples]),
+        table=report.samples_table(rows),
+        summary_line=report.summary_line(rows),
+        sweep_table=report.sweep_table(points) if points else "",
+        concurrency_table=concurrency_table(payload.get("concurrency_levels") or []),
+        flushed=measurement.flushed,
+    )
 
 
 class _Row:

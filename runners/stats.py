@@ -2,12 +2,15 @@
 summary table and the service (which recomputes every summary from raw samples).
 
 No Django, no NumPy: the standard library only, so a rig needs nothing extra.
+The one exception, ``significance``, imports SciPy when called: only the
+service calls it (compare page, regression verdicts, the benchmarks).
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -29,6 +32,15 @@ def t_quantile_975(degrees_of_freedom: int) -> float:
         return _T_975[degrees_of_freedom - 1]
     # Cornish-Fisher style correction is below 0.1% past 30 degrees of freedom.
     return _Z_975 + (_Z_975**3 + _Z_975) / (4 * degrees_of_freedom)
+
+
+def decode_tokens_per_s(*, server: float | None, client: float | None) -> float | None:
+    """Return the server's decode t/s when it reported one, else the client's.
+
+    The one rule for "the" decode figure of a repetition: llama-server times
+    generation without HTTP and streaming overhead, so its figure wins whenever
+    it exists (even 0.0); the client's stopwatch is the fallback."""
+    return server if server is not None else client
 
 
 @dataclass(frozen=True)
@@ -112,3 +124,44 @@ def relative_delta_pct(value: float | None, baseline: float | None) -> float | N
     if value is None or baseline is None or baseline == 0:
         return None
     return 100.0 * (value - baseline) / baseline
+
+
+# Two-sided tests ``significance`` knows, by key.
+SIGNIFICANCE_TESTS = {"welch": "Welch's t-test", "mannwhitney": "Mann–Whitney U test"}
+
+
+@dataclass(frozen=True)
+class Significance:
+    """A two-sided test of one sample against another. ``statistic`` is None
+    when the test had no variance to work with (``p_value`` is then 1 or 0)."""
+
+    statistic: float | None
+    p_value: float
+
+
+def significance(sample: Sequence[float], baseline: Sequence[float], *, test: str = "mannwhitney") -> Significance:
+    """Return the two-sided ``test`` ('mannwhitney', or 'welch' for Welch's t)
+    of ``sample`` against ``baseline``; each needs at least one value (callers
+    set their own minimum).
+
+    The one NaN policy: a test with no variance to work with (both sides
+    constant) gives NaN; that is p = 1 when the two are the same values and
+    p = 0 when they differ, with no statistic. Raise ValueError for an unknown
+    ``test``."""
+    from scipy import stats as scipy_stats  # the service's; the rig never calls this
+
+    if test not in SIGNIFICANCE_TESTS:
+        raise ValueError(f"unknown significance test {test!r}")
+    with warnings.catch_warnings():
+        # SciPy warns of "catastrophic cancellation" on (nearly) constant samples;
+        # the NaN policy below is the answer to that case.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if test == "mannwhitney":
+            result = scipy_stats.mannwhitneyu(sample, baseline, alternative="two-sided")
+        else:
+            result = scipy_stats.ttest_ind(sample, baseline, equal_var=False)
+    statistic, p_value = float(result.statistic), float(result.pvalue)
+    if math.isnan(p_value):
+        same = list(sample) == list(baseline) or (len(set(sample)) == 1 and set(sample) == set(baseline))
+        return Significance(None, 1.0 if same else 0.0)
+    return Significance(statistic, p_value)

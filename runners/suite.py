@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import requests
 
@@ -135,12 +134,3 @@ def run_suite(
         if own_session:
             http.close()
     return result
-
-
-def summary_inputs(samples: list[Sample]) -> dict[str, Any]:
-    """Return the per-sample series the report and the summary are computed from."""
-    return {
-        "decode_tokens_per_s": [s.decode_tokens_per_s for s in samples if s.decode_tokens_per_s is not None],
-        "draft_n": [s.draft_n for s in samples],
-        "draft_n_accepted": [s.draft_n_accepted for s in samples],
-    }

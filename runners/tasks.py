@@ -211,29 +211,29 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
     except Exception as exc:  # the job failed; the service must hear why, whatever it was
         logger.exception("job %s failed", job["id"])
         return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
-    if result.get("ended_by_service"):
+    if result.ended_by_service:
         return _ended_on_service(reporter, job, result)
-    run_status = str(result.get("status") or "")
+    run_status = result.status
     status = run_status if run_status in ("finished", "failed", "aborted") else "failed"
-    error = "" if status == "finished" else str(result.get("failure_reason") or run_status or "no status")
-    delivered = str(result.get("delivered") or "")
-    if delivered == "spooled" and _redelivered(config, str(result.get("run_uuid"))):
+    error = "" if status == "finished" else result.failure_reason or run_status or "no status"
+    delivered = result.delivered
+    if delivered == "spooled" and _redelivered(config, result.run_uuid):
         delivered = "posted from the spool"
     note = f"run {run_status}, {delivered}"
     if delivered == "spooled":
-        note += f" on the rig ({result.get('delivery_detail')}); it appears once the service takes it"
-        if result.get("opened") and status != "finished":
+        note += f" on the rig ({result.delivery_detail}); it appears once the service takes it"
+        if result.opened and status != "finished":
             # Failing the job now would close the open run without the samples
             # waiting in the spool; the service settles the job when the run arrives.
             return _final(reporter, job, "running", "", progress=note[:500], result=result)
     elif delivered == "rejected":
         # The run was measured but the service refused it: the job did not produce a run.
         status = "failed"
-        error = f"the service rejected the run: {result.get('delivery_detail')}" + (f"; {error}" if error else "")
+        error = f"the service rejected the run: {result.delivery_detail}" + (f"; {error}" if error else "")
     return _final(reporter, job, status, error, progress=note[:500], result=result)
 
 
-def _ended_on_service(reporter: JobReporter, job: Mapping[str, Any], result: Mapping[str, Any]) -> dict[str, Any]:
+def _ended_on_service(reporter: JobReporter, job: Mapping[str, Any], result: pipeline.JobResult) -> dict[str, Any]:
     """Return the summary of a job the service ended while its run was measured.
 
     Report nothing when the service holds the job ended: its status and reason
@@ -243,15 +243,14 @@ def _ended_on_service(reporter: JobReporter, job: Mapping[str, Any], result: Map
     known = reporter.ended or reporter.fetch()
     status = str(known.get("status") or "")
     if status not in ENDED_STATUSES:
-        reason = str(result.get("failure_reason") or result.get("ended_by_service"))
+        reason = result.failure_reason or result.ended_by_service
         return _final(reporter, job, "aborted", reason, result=result)
-    logger.info("job %s is %s on the service: %s", job["id"], status, result.get("failure_reason"))
+    logger.info("job %s is %s on the service: %s", job["id"], status, result.failure_reason)
     return {"job_id": job["id"], "status": status, "error": str(known.get("error") or ""), **_summary(result)}
 
 
-def _summary(result: Mapping[str, Any] | None) -> dict[str, Any]:
-    keys = ("run_uuid", "delivered", "n_samples", "decode_tokens_per_s_mean")
-    return {k: result.get(k) for k in keys} if result else {}
+def _summary(result: pipeline.JobResult | None) -> dict[str, Any]:
+    return result.summary() if result is not None else {}
 
 
 def _redelivered(config: Mapping[str, Any], run_uuid: str) -> bool:
@@ -273,7 +272,7 @@ def _final(
     error: str,
     *,
     progress: str = "",
-    result: Mapping[str, Any] | None = None,
+    result: pipeline.JobResult | None = None,
 ) -> dict[str, Any]:
     try:
         reporter.report(status, error=error, progress=progress)

@@ -52,7 +52,8 @@ def _load(**overrides: str) -> subprocess.CompletedProcess[str]:
         "from leaderboard import settings as s\n"
         "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'name': str(s.DATABASES['default']['NAME']),"
         " 'eager': s.CELERY_TASK_ALWAYS_EAGER, 'broker': s.CELERY_BROKER_URL, 'debug': s.DEBUG,"
-        " 'hosts': s.ALLOWED_HOSTS, 'max_samples': s.RIGBOARD_MAX_SAMPLES}))\n"
+        " 'hosts': s.ALLOWED_HOSTS, 'max_samples': s.RIGBOARD_MAX_SAMPLES,"
+        " 'alert_attempts': s.RIGBOARD_ALERT_MAX_ATTEMPTS, 'repo_cache': str(s.RIGBOARD_REPO_CACHE_DIR)}))\n"
     )
     return subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=_env(**overrides), capture_output=True, text=True, timeout=60
@@ -119,6 +120,19 @@ def test_a_bad_integer_in_the_environment_stops_startup_naming_the_variable():
 
 def test_a_good_integer_in_the_environment_is_used():
     assert _loaded(RIGBOARD_MAX_SAMPLES="12")["max_samples"] == 12
+
+
+def test_the_regression_settings_come_from_the_environment_with_local_defaults():
+    assert _loaded()["alert_attempts"] == 5
+    assert _loaded()["repo_cache"] == str(ROOT / ".cache" / "repos")
+    loaded = _loaded(RIGBOARD_ALERT_MAX_ATTEMPTS="2", RIGBOARD_REPO_CACHE_DIR="/srv/rigboard/repos")
+    assert (loaded["alert_attempts"], loaded["repo_cache"]) == (2, "/srv/rigboard/repos")
+
+
+def test_an_alert_that_is_never_tried_stops_startup():
+    result = _load(RIGBOARD_ALERT_MAX_ATTEMPTS="0")
+    assert result.returncode != 0
+    assert "RIGBOARD_ALERT_MAX_ATTEMPTS must be at least 1" in result.stderr
 
 
 def test_local_defaults_allow_only_loopback_hosts():

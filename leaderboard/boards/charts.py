@@ -9,18 +9,16 @@ a figure. Every hover text names its unit.
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from leaderboard.core.charts import base_layout as _base_layout
+from leaderboard.core.charts import esc as _esc
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 Figure = dict[str, Any]
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -33,19 +31,6 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 def _color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
-
-
-def _base_layout(**extra: Any) -> dict[str, Any]:
-    layout: dict[str, Any] = {
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 50},
-        "hovermode": "closest",
-        "font": {"family": "system-ui, sans-serif", "size": 12},
-        "legend": {"orientation": "h", "y": -0.2},
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "plot_bgcolor": "#fafafa",
-    }
-    layout.update(extra)
-    return layout
 
 
 @dataclass(frozen=True)

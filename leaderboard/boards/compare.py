@@ -4,16 +4,14 @@ comparable. Pure: takes runs already loaded with their samples."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats as scipy_stats
-
 from leaderboard.boards.rows import LeaderboardRow, run_row
 from leaderboard.results.models import Run
+from runners import stats
 
-TESTS = {"welch": "Welch's t-test", "mannwhitney": "Mann–Whitney U test"}
+TESTS = stats.SIGNIFICANCE_TESTS
 DEFAULT_TEST = "welch"
 
 
@@ -40,28 +38,18 @@ class Compared:
     means_only: bool
 
 
-def decode_samples(run: Run) -> list[float]:
-    """Return the run's per-repetition decode t/s (server figure, else client), skipping missing ones."""
-    return [v for s in run.samples.all() if (v := s.decode_tokens_per_s) is not None]
-
-
 def significance(test: str, sample: Sequence[float], baseline: Sequence[float]) -> TestResult:
     """Return ``test`` ('welch' or 'mannwhitney') of ``sample`` against ``baseline``.
 
     Needs two or more repetitions on each side; identical constant samples give p = 1."""
-    name = TESTS.get(test, TESTS[DEFAULT_TEST])
+    key = test if test in TESTS else DEFAULT_TEST
+    name = TESTS[key]
     if len(sample) < 2 or len(baseline) < 2:
         return TestResult(name, None, None, "needs two or more raw repetitions on each side")
-    if test == "mannwhitney":
-        result = scipy_stats.mannwhitneyu(sample, baseline, alternative="two-sided")
-    else:
-        result = scipy_stats.ttest_ind(sample, baseline, equal_var=False)
-    statistic, p_value = float(result.statistic), float(result.pvalue)
-    if math.isnan(p_value):
-        # Both sides constant: scipy has no variance to work with.
-        same = list(sample) == list(baseline) or (len(set(sample)) == 1 and set(sample) == set(baseline))
-        return TestResult(name, None, 1.0 if same else 0.0, "no variance in either sample")
-    return TestResult(name, statistic, p_value)
+    result = stats.significance(sample, baseline, test=key)
+    if result.statistic is None:
+        return TestResult(name, None, result.p_value, "no variance in either sample")
+    return TestResult(name, result.statistic, result.p_value)
 
 
 def key_differences(runs: Sequence[Run]) -> list[str]:
@@ -90,11 +78,11 @@ def compare_runs(
     if not runs:
         return [], None
     baseline = next((r for r in runs if r.pk == baseline_id), runs[0])
-    base_samples = decode_samples(baseline)
+    base_samples = baseline.decode_samples()
     base_mean = baseline.decode_tokens_per_s_mean
     out = []
     for run in runs:
-        samples = decode_samples(run)
+        samples = run.decode_samples()
         mean = run.decode_tokens_per_s_mean
         ratio = mean / base_mean if mean is not None and base_mean else None
         is_baseline = run.pk == baseline.pk

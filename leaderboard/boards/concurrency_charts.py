@@ -14,7 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.boards.charts import Figure, _base_layout, _color, _esc, _fmt
+from leaderboard.boards.charts import Figure, _color, _fmt
+from leaderboard.core.charts import base_layout, esc
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def first_below(levels: Sequence[LevelData], floor: float) -> LevelData | None:
 
 def _hover(series: ConcurrencySeries, pane: _Pane, level: LevelData) -> str:
     value = _fmt(pane.y(level), pane.digits)
-    text = f"{_esc(series.label)}<br>{level.concurrency} streams<br>{pane.y_title}: {value} {pane.unit}"
+    text = f"{esc(series.label)}<br>{level.concurrency} streams<br>{pane.y_title}: {value} {pane.unit}"
     if pane.key == "per_stream":
         text += f"<br>p50 {_fmt(level.decode_tokens_per_s_p50)} t/s, p90 {_fmt(level.decode_tokens_per_s_p90)} t/s"
     return text
@@ -76,7 +77,7 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
     ticks = sorted({lv.concurrency for lv in all_levels})
     rows = max(1, math.ceil(len(panes) / columns))
     data: list[dict[str, Any]] = []
-    layout = _base_layout(
+    layout = base_layout(
         grid={"rows": rows, "columns": columns, "pattern": "independent", "ygap": 0.45, "xgap": 0.15},
         height=280 * rows + 60,
         annotations=[],
@@ -98,7 +99,7 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
                 {
                     "type": "scatter",
                     "mode": "lines+markers",
-                    "name": _esc(s.label),
+                    "name": esc(s.label),
                     "legendgroup": f"s{s_index}",
                     "showlegend": i == 1,
                     "x": [lv.concurrency for lv in levels],
@@ -117,13 +118,13 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
                     {
                         "type": "scatter",
                         "mode": "markers",
-                        "name": f"{_esc(s.label)}: below {_fmt(floor)} t/s",
+                        "name": f"{esc(s.label)}: below {_fmt(floor)} t/s",
                         "legendgroup": f"s{s_index}",
                         "showlegend": False,
                         "x": [below.concurrency],
                         "y": [below.decode_tokens_per_s_mean],
                         "hovertext": [
-                            f"{_esc(s.label)}<br>below {_fmt(floor)} t/s per stream from {below.concurrency} streams"
+                            f"{esc(s.label)}<br>below {_fmt(floor)} t/s per stream from {below.concurrency} streams"
                         ],
                         "hoverinfo": "text",
                         "marker": {"symbol": "x", "size": 14, "color": _color(s_index), "line": {"width": 2}},

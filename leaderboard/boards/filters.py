@@ -39,6 +39,12 @@ SORTS: dict[str, tuple[str, str]] = {
     "date": ("Date", "created_at"),
 }
 DEFAULT_SORT = "-decode"
+# The leaderboard's columns, left to right, by sort key: the header (views.py)
+# and the cells (templatetags/boards.py, leaderboard_cells) both follow it.
+COLUMN_ORDER = [
+    "rig", "model", "decode", "n", "stdev", "range", "gpu", "engine", "quant", "spec", "accept", "ctx",
+    "power", "tpkwh", "cost", "provenance", "date",
+]  # fmt: skip
 # Columns the ranked queryset never has NULL in (it requires a decode figure).
 NEVER_NULL = {
     "decode_tokens_per_s_mean",

@@ -1,10 +1,12 @@
 """A run as the pages show it: one flat row with every leaderboard column,
-built from plain values (``selectors.leaderboard.rows_by_ids``) or from a Run
-loaded with its related rows (``run_row``). The same row feeds the HTML table,
+built in one place (``row_from_values``) from plain values
+(``selectors.leaderboard.rows_by_ids``) or from a Run loaded with its related
+rows (``run_row``). The same row feeds the HTML table,
 the CSV and the JSON export, so the three cannot disagree."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -67,11 +69,6 @@ def model_class(model_file: ModelFile, configuration: Configuration) -> str:
     )
 
 
-def gpu_label(gpus: list[tuple[str, int]]) -> str:
-    """Return e.g. ``6× RTX 3090`` or ``RTX 3090 Ti + RTX 3090`` from (model, count) groups, like Rig.gpu_summary."""
-    return " + ".join(f"{count}× {model}" if count > 1 else model for model, count in gpus)
-
-
 @dataclass(frozen=True)
 class LeaderboardRow:
     """One run's leaderboard columns. Metric names carry their units."""
@@ -119,41 +116,67 @@ class LeaderboardRow:
 EXPORT_COLUMNS = [name for name in LeaderboardRow.__dataclass_fields__ if name != "rig_id"]
 
 
+# The Run columns a row is built from, as ``QuerySet.values()`` names them.
+ROW_VALUES = (
+    "pk", "rig_id", "rig__name", "stack__engine", "stack__build", "model_file__name", "model_file__quantization",
+    "model_file__weight_format", "model_file__architecture", "model_file__total_params_b",
+    "model_file__active_params_b", "configuration__speculative_type", "configuration__ctx_size", "workload__name",
+    "workload__version", "acceptance_pct", "n_samples", "decode_tokens_per_s_mean", "decode_tokens_per_s_stdev",
+    "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
+    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at",
+)  # fmt: skip
+
+
+def row_from_values(v: Mapping[str, Any], *, gpus: str, usd_per_kwh: float) -> LeaderboardRow:
+    """Return the leaderboard row of one run given as ``ROW_VALUES`` (a
+    ``values()`` dict) and its rig's GPU label: the one place a row is built."""
+    return LeaderboardRow(
+        run_id=v["pk"],
+        rig_id=v["rig_id"],
+        rig=v["rig__name"],
+        gpus=gpus,
+        engine=ENGINE_LABELS.get(v["stack__engine"], v["stack__engine"]),
+        build=v["stack__build"],
+        model=v["model_file__name"],
+        model_class=class_label(
+            total_params_b=v["model_file__total_params_b"],
+            active_params_b=v["model_file__active_params_b"],
+            architecture=v["model_file__architecture"],
+            speculative_type=v["configuration__speculative_type"],
+            weight_format=v["model_file__weight_format"],
+        ),
+        quantization=v["model_file__quantization"],
+        weight_format=v["model_file__weight_format"],
+        speculative_type=SPEC_LABELS.get(v["configuration__speculative_type"], ""),
+        acceptance_pct=v["acceptance_pct"],
+        ctx_size=v["configuration__ctx_size"],
+        workload=f"{v['workload__name']} v{v['workload__version']}",
+        n=v["n_samples"],
+        decode_tokens_per_s_mean=v["decode_tokens_per_s_mean"],
+        decode_tokens_per_s_stdev=v["decode_tokens_per_s_stdev"],
+        decode_tokens_per_s_min=v["decode_tokens_per_s_min"],
+        decode_tokens_per_s_max=v["decode_tokens_per_s_max"],
+        decode_tokens_per_s_range=v["decode_tokens_per_s_range"],
+        power_w_mean=v["power_w_mean"],
+        tokens_per_kwh=v["tokens_per_kwh"],
+        electricity_usd_per_mtok=electricity_usd_per_mtok(v["tokens_per_kwh"], usd_per_kwh),
+        provenance=v["provenance"],
+        source_title=v["source__title"] or "",
+        source_url=v["source__url"] or "",
+        date=v["created_at"],
+    )
+
+
 def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
     """Return ``run`` as a leaderboard row; ``run`` must carry its related rows
     and its rig's prefetched GPUs, or this costs queries per row."""
-    model_file = run.model_file
-    configuration = run.configuration
-    source = run.source
-    return LeaderboardRow(
-        run_id=run.pk,
-        rig_id=run.rig_id,
-        rig=run.rig.name,
-        gpus=run.rig.gpu_summary(),
-        engine=run.stack.get_engine_display(),
-        build=run.stack.build,
-        model=model_file.name,
-        model_class=model_class(model_file, configuration),
-        quantization=model_file.quantization,
-        weight_format=model_file.weight_format,
-        speculative_type=configuration.get_speculative_type_display(),
-        acceptance_pct=run.acceptance_pct,
-        ctx_size=configuration.ctx_size,
-        workload=str(run.workload),
-        n=run.n_samples,
-        decode_tokens_per_s_mean=run.decode_tokens_per_s_mean,
-        decode_tokens_per_s_stdev=run.decode_tokens_per_s_stdev,
-        decode_tokens_per_s_min=run.decode_tokens_per_s_min,
-        decode_tokens_per_s_max=run.decode_tokens_per_s_max,
-        decode_tokens_per_s_range=run.decode_tokens_per_s_range,
-        power_w_mean=run.power_w_mean,
-        tokens_per_kwh=run.tokens_per_kwh,
-        electricity_usd_per_mtok=electricity_usd_per_mtok(run.tokens_per_kwh, usd_per_kwh),
-        provenance=run.provenance,
-        source_title=source.title if source else "",
-        source_url=source.url if source else "",
-        date=run.created_at,
-    )
+    values: dict[str, Any] = {}
+    for name in ROW_VALUES:
+        # "model_file__name" is run.model_file.name; "pk", run.pk. No source: None.
+        head, _, attr = name.partition("__")
+        related = getattr(run, head)
+        values[name] = (getattr(related, attr) if related is not None else None) if attr else related
+    return row_from_values(values, gpus=run.rig.gpu_summary(), usd_per_kwh=usd_per_kwh)
 
 
 def run_label(run: Run) -> str:

@@ -11,18 +11,13 @@ from django.views.decorators.http import require_GET
 from leaderboard.boards import chartdata, charts
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
 from leaderboard.boards.exports import rows_csv, rows_json
-from leaderboard.boards.filters import SORTS
+from leaderboard.boards.filters import COLUMN_ORDER, SORTS
 from leaderboard.boards.rows import run_label, run_row
 from leaderboard.boards.selectors.concurrency import concurrency_board, concurrency_view, latency_figures
 from leaderboard.boards.selectors.leaderboard import leaderboard_view, rig_board, usd_per_kwh_from
 from leaderboard.boards.selectors.published import comparison_detail, comparisons_list, experiment_journeys
 from leaderboard.boards.selectors.runs import parse_run_ids, run_detail, runs_for_compare, sweep_rows
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
-
-COLUMN_ORDER = [
-    "rig", "model", "decode", "n", "stdev", "range", "gpu", "engine", "quant", "spec", "accept", "ctx",
-    "power", "tpkwh", "cost", "provenance", "date",
-]  # fmt: skip
 
 
 @require_GET

@@ -13,10 +13,10 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.forms import QueueJobForm
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_abort, job_run_again, jobs_enqueue
-from leaderboard.results.services.runs import ApplicationError
 
 
 @admin.register(BenchmarkJob)

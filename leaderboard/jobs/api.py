@@ -12,12 +12,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.core.api.pagination import Pagination
+from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.selectors import jobs_list
 from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
-from leaderboard.results.api.pagination import Pagination
 from leaderboard.results.models import Rig, RigToken
-from leaderboard.results.services.runs import ApplicationError
 
 
 def _is_staff(request: Request) -> bool:

@@ -17,21 +17,21 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-import warnings
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery.exceptions import AlwaysEagerIgnored
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.celery import app as celery_app
+from leaderboard.core.errors import ApplicationError
+from leaderboard.core.queues import rig_task_send
 from leaderboard.jobs.models import RUN_BENCHMARK_TASK, BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.specs import spec_validate
 from leaderboard.results.models import Rig, Run, RunStatus
-from leaderboard.results.services.runs import ApplicationError, run_append
+from leaderboard.results.services.append import run_append
 
 logger = logging.getLogger(__name__)
 
@@ -82,32 +82,18 @@ def _dispatch(job: BenchmarkJob) -> None:
     # Runs after the job row is committed, so the worker never reports on a job
     # the service cannot see yet. A broker that is down fails the job visibly.
     try:
-        with warnings.catch_warnings():
-            # Jobs always go to the rig's broker queue; eager mode (no broker,
-            # the embedded default) only concerns the service's own tasks.
-            warnings.simplefilter("ignore", AlwaysEagerIgnored)
-            celery_app.send_task(
-                RUN_BENCHMARK_TASK,
-                args=[job_dispatch_spec(job=job)],
-                queue=job.rig.queue_name,
-                task_id=job.celery_task_id,
-                # Only the hard limit goes to Celery. The rig's task enforces the
-                # soft limit (job.soft_time_limit_s, in the spec) itself, around the
-                # measuring only, and then stops llama-server and delivers the run.
-                # Celery's own soft limit would, in a prefork pool, raise wherever the
-                # task is when it fires: in that stop, in the POST of the run or the
-                # spool write, or in the job's final report, and lose them. The hard
-                # limit, above the soft one by a tenth (30 s to 5 min), still kills a
-                # hung worker; the rig delivers its run 5 s before it. None, not
-                # omitted: Celery would otherwise take the default of a task of that
-                # name registered in this process (CELERY_TASK_SOFT_TIME_LIMIT_S).
-                time_limit=job.time_limit_s,
-                soft_time_limit=None,
-                # A worker that receives the message after this drops it unrun.
-                expires=job.expires_at,
-                retry=True,
-                retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
-            )
+        # The rig enforces the soft limit (job.soft_time_limit_s, in the spec)
+        # itself, around the measuring only, and then stops llama-server and
+        # delivers the run; the hard limit, above it by a tenth (30 s to 5 min),
+        # still kills a hung worker (the rig delivers its run 5 s before it).
+        rig_task_send(
+            task_name=RUN_BENCHMARK_TASK,
+            spec=job_dispatch_spec(job=job),
+            queue=job.rig.queue_name,
+            task_id=job.celery_task_id,
+            time_limit=job.time_limit_s,
+            expires=job.expires_at,
+        )
     except Exception as exc:  # any broker/transport error: the job never left
         logger.exception("could not queue job %s", job.pk)
         BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(

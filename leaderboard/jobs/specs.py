@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from leaderboard.results.services.runs import ApplicationError
+from leaderboard.core.errors import ApplicationError
 from runners.config import ConfigError, RigConfig
 
 # Set by the service or by the rig, never by whoever queues the job.

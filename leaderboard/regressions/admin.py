@@ -8,10 +8,11 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from leaderboard.core.errors import ApplicationError
+from leaderboard.core.forms import URL_FIELD_OVERRIDES
 from leaderboard.jobs.specs import spec_validate
 from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildRun, ReferenceConfig, Subscription, Verdict
 from leaderboard.regressions.services.detection import nightly_schedule_ensure, subscription_check
-from leaderboard.results.services.runs import ApplicationError
 
 
 class ReferenceConfigInline(admin.StackedInline):
@@ -21,6 +22,7 @@ class ReferenceConfigInline(admin.StackedInline):
 
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELD_OVERRIDES
     list_display = ["rig", "repo_url", "branch", "build_flags", "is_active", "last_head", "last_checked_at"]
     list_filter = ["is_active", "rig"]
     inlines = [ReferenceConfigInline]
@@ -72,6 +74,7 @@ class BuildRecordAdmin(admin.ModelAdmin):
 
 @admin.register(Verdict)
 class VerdictAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELD_OVERRIDES
     list_display = [
         "build", "reference_config", "kind", "confirmation", "effect_pct", "p_value", "noise_floor_pct",
         "commit_from", "commit_to",

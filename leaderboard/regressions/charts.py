@@ -8,10 +8,11 @@ text are escaped: Plotly renders a subset of HTML in labels and hover text."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import Any
 
+from leaderboard.core.charts import base_layout
+from leaderboard.core.charts import esc as _esc
 from leaderboard.regressions.selectors import TimelinePoint
 
 Figure = dict[str, Any]
@@ -21,10 +22,6 @@ METRICS = (
     ("ttft_ms_mean", "TTFT", "ms"),
     ("power_w_mean", "Power", "W"),
 )
-
-
-def _esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _layout(title: str, unit: str, points: Sequence[TimelinePoint]) -> dict[str, Any]:
@@ -40,19 +37,15 @@ def _layout(title: str, unit: str, points: Sequence[TimelinePoint]) -> dict[str,
                 {"x": x, "xref": "x", "y": 1, "yref": "paper", "text": "build failed", "showarrow": False,
                  "font": {"size": 10, "color": "#777777"}}
             )  # fmt: skip
-    return {
-        "margin": {"l": 60, "r": 20, "t": 30, "b": 60},
-        "hovermode": "closest",
-        "font": {"family": "system-ui, sans-serif", "size": 12},
-        "legend": {"orientation": "h", "y": -0.3},
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "plot_bgcolor": "#fafafa",
-        "xaxis": {"type": "category", "title": {"text": "build (commit)"}},
-        "yaxis": {"title": {"text": f"{title} ({unit})"}},
-        "shapes": shapes,
-        "annotations": annotations,
-        "height": 320,
-    }
+    return base_layout(
+        margin={"l": 60, "r": 20, "t": 30, "b": 60},
+        legend={"orientation": "h", "y": -0.3},
+        xaxis={"type": "category", "title": {"text": "build (commit)"}},
+        yaxis={"title": {"text": f"{title} ({unit})"}},
+        shapes=shapes,
+        annotations=annotations,
+        height=320,
+    )
 
 
 def _hover(p: TimelinePoint, value: float | None, unit: str) -> str:

@@ -11,9 +11,14 @@ from typing import Any
 from celery import Task, shared_task
 
 from leaderboard.regressions.models import Subscription
-from leaderboard.regressions.services.alerts import AlertSendError, alert_attempt
+from leaderboard.regressions.services.alerts import DELIVER_ALERT_TASK, AlertSendError, alert_attempt
 from leaderboard.regressions.services.builds import build_report_record
-from leaderboard.regressions.services.detection import NIGHTLY_TASK, subscription_check, subscriptions_check_all
+from leaderboard.regressions.services.detection import (
+    BUILD_REPORT_TASK,
+    NIGHTLY_TASK,
+    subscription_check,
+    subscriptions_check_all,
+)
 
 RETRY_BASE_S = 30
 IN_TASK_PAUSES_S = (1.0, 2.0)
@@ -40,16 +45,14 @@ def nightly_check(subscription_ids: list[int] | None = None) -> list[dict[str, A
     ]
 
 
-@shared_task(name="regressions.build_report", ignore_result=True, time_limit=300, soft_time_limit=240)
+@shared_task(name=BUILD_REPORT_TASK, ignore_result=True, time_limit=300, soft_time_limit=240)
 def build_report(report: dict[str, Any]) -> dict[str, Any]:
     """Record a rig's build report and judge its runs (sent by runners/nightly.py)."""
     build, verdicts = build_report_record(report=report)
     return {"build": build.pk, "status": build.status, "verdicts": [v.kind for v in verdicts]}
 
 
-@shared_task(
-    bind=True, name="regressions.deliver_alert", ignore_result=True, max_retries=8, time_limit=120, soft_time_limit=100
-)
+@shared_task(bind=True, name=DELIVER_ALERT_TASK, ignore_result=True, max_retries=8, time_limit=120, soft_time_limit=100)
 def deliver_alert(self: Task, delivery_id: int) -> str:
     """Send one alert. A brief outage is retried in the task (after 1 s, then
     2 s); a longer one is handed back to Celery with exponential back-off

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scipy.stats import mannwhitneyu
+from runners.stats import significance
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_THRESHOLD_PCT = 3.0
@@ -200,10 +200,8 @@ def judge(
     if base_median == 0:
         return Outcome(Kind.NONE, None, None, new_median, base_median, len(a), len(b), "baseline median is 0", noise)
     effect_pct = 100.0 * (new_median - base_median) / base_median
-    p_value = float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
-    if math.isnan(p_value):
-        # Every sample identical on both sides: nothing to tell apart.
-        p_value = 1.0
+    # Every sample identical on both sides gives p = 1: nothing to tell apart.
+    p_value = significance(a, b, test="mannwhitney").p_value
     if p_value >= rule.alpha:
         kind, reason = Kind.NONE, f"not significant (p={p_value:.3g} ≥ {rule.alpha})"
     elif abs(effect_pct) <= rule.threshold_pct:

@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from leaderboard.core.forms import URL_FIELD_OVERRIDES
 from leaderboard.results.models import (
     Configuration,
     ModelFile,
@@ -192,6 +193,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
+    formfield_overrides = URL_FIELD_OVERRIDES
     list_display = ["key", "title", "author_handle", "published_date"]
     search_fields = ["key", "title", "author_handle"]
 

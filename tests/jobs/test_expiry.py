@@ -11,9 +11,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_abort, job_dispatch_spec, job_status_update, jobs_enqueue, jobs_sweep_stuck
-from leaderboard.results.services.runs import ApplicationError
 from runners.tasks import run_benchmark
 from tests.fixtures.celery_worker import queued_messages
 from tests.jobs.conftest import attach_spec, token_client

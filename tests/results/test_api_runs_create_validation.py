@@ -9,7 +9,7 @@ import json
 import pytest
 from django.test import override_settings
 
-from leaderboard.results.api.errors import RequestTooLarge
+from leaderboard.core.api.errors import RequestTooLarge
 from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.models import ModelFile, Run, Sample, Stack
 from tests.fixtures.api import api_run_payload, post_json

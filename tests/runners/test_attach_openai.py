@@ -106,10 +106,10 @@ def test_the_service_stores_the_run_of_a_generic_server_with_the_reasons(
         "cache_dir": str(tmp_path / "cache"),
     }
     result = run_job(spec)
-    assert result["status"] == "finished", result["failure_reason"]
-    assert result["delivered"] == "posted", result["delivery_detail"]
+    assert result.status == "finished", result.failure_reason
+    assert result.delivered == "posted", result.delivery_detail
 
-    run = requests.get(f"{live_server.url}/api/runs/{result['run_uuid']}/", timeout=10).json()
+    run = requests.get(f"{live_server.url}/api/runs/{result.run_uuid}/", timeout=10).json()
     assert run["stack"]["engine"] == "other"
     (sample,) = run["samples"]
     assert sample["decode_tokens_per_s_server"] is None and sample["decode_tokens_per_s_client"] > 0

@@ -58,12 +58,12 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
         job_spec(live_server.url, cpu_rig[1], gemma_server_section(), tmp_path),
         progress=lambda stage, done, total: events.append((stage, done, total)),
     )
-    assert result["status"] == "finished", result["failure_reason"]
+    assert result.status == "finished", result.failure_reason
     # Opened as running once the server was up, closed with POST /api/runs/{uuid}/finish/.
-    assert (result["delivered"], result["http_status"], result["opened"]) == ("posted", 200, True)
+    assert (result.delivered, result.http_status, result.opened) == ("posted", 200, True)
     assert ("repetitions", 4, 4) in events and ("sweep", 4, 4) in events
 
-    resp = requests.get(f"{live_server.url}/api/runs/{result['run_uuid']}/", timeout=10)
+    resp = requests.get(f"{live_server.url}/api/runs/{result.run_uuid}/", timeout=10)
     assert resp.status_code == 200
     run = resp.json()
     samples = run["samples"]
@@ -91,8 +91,8 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
     assert summary["decode_tokens_per_s_stdev"] == pytest.approx(expected.stdev)
     pooled = stats.acceptance_pct([s["draft_n"] for s in samples], [s["draft_n_accepted"] for s in samples])
     assert summary["acceptance_pct"] == pytest.approx(pooled)
-    assert result["acceptance_pct"] == pytest.approx(pooled)
-    assert f"| AVG | {expected.mean:.2f} |" in result["table"]
+    assert result.acceptance_pct == pytest.approx(pooled)
+    assert f"| AVG | {expected.mean:.2f} |" in result.table
 
     points = {p["ctx_tokens"]: p for p in run["sweep_points"]}
     assert sorted(points) == [256, 512, 1024, 4096]
@@ -114,7 +114,7 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
     assert run["fingerprint"]["cpu"] and run["fingerprint"]["gpus"] == []
     assert run["server_log_tail"]
 
-    stored = Run.objects.get(uuid=result["run_uuid"])
+    stored = Run.objects.get(uuid=result.run_uuid)
     assert stored.rig == cpu_rig[0] and stored.status == "finished"
     assert stored.samples.count() == 3 and stored.sweep_points.count() == 4
 

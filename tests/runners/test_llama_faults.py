@@ -58,26 +58,26 @@ def test_a_run_made_while_the_service_is_down_is_spooled_then_delivered_once(
 ) -> None:
     down = f"http://127.0.0.1:{free_port('127.0.0.1')}"
     first = run_job(small(job_spec(down, cpu_rig[1], gemma_server_section(), tmp_path)))
-    assert first["status"] == "finished"
-    assert first["delivered"] == "spooled"
-    assert Path(first["spool_path"]).is_file()
+    assert first.status == "finished"
+    assert first.delivered == "spooled"
+    assert Path(first.spool_path).is_file()
     assert Run.objects.count() == 0
 
     # The next run re-posts the spooled one before it starts, then posts itself.
     second = run_job(small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(), tmp_path)))
-    assert second["flushed"] == {"posted": [first["run_uuid"]], "rejected": [], "remaining": []}
-    assert second["delivered"] == "posted"
+    assert second.flushed == {"posted": [first.run_uuid], "rejected": [], "remaining": []}
+    assert second.delivered == "posted"
     assert sorted(str(u) for u in Run.objects.values_list("uuid", flat=True)) == sorted(
-        [first["run_uuid"], second["run_uuid"]]
+        [first.run_uuid, second.run_uuid]
     )
-    stored = requests.get(f"{live_server.url}/api/runs/{first['run_uuid']}/", timeout=10).json()
+    stored = requests.get(f"{live_server.url}/api/runs/{first.run_uuid}/", timeout=10).json()
     assert len(stored["samples"]) == 2
 
     # A repeated POST of the same run changes nothing on the service.
     client = ServiceClient(live_server.url, cpu_rig[1], spool_dir=tmp_path / "spool")
     assert client.flush().posted == []
     assert main(["flush", "--url", live_server.url, "--token", cpu_rig[1], "--spool-dir", str(tmp_path / "spool")]) == 0
-    assert Run.objects.filter(uuid=first["run_uuid"]).count() == 1 and Run.objects.count() == 2
+    assert Run.objects.filter(uuid=first.run_uuid).count() == 1 and Run.objects.count() == 2
 
 
 def test_a_server_killed_mid_run_gives_a_failed_run_with_the_samples_so_far(
@@ -98,12 +98,12 @@ def test_a_server_killed_mid_run_gives_a_failed_run_with_the_samples_so_far(
                 os.kill(pid, signal.SIGKILL)
 
     result = run_job(spec, progress=kill_after_first)
-    assert result["status"] == "failed"
-    assert "repetition 2: llama-server exited (killed by signal 9)" in result["failure_reason"]
-    assert result["delivered"] == "posted"
-    stored = Run.objects.get(uuid=result["run_uuid"])
+    assert result.status == "failed"
+    assert "repetition 2: llama-server exited (killed by signal 9)" in result.failure_reason
+    assert result.delivered == "posted"
+    stored = Run.objects.get(uuid=result.run_uuid)
     assert stored.status == "failed"
-    assert stored.failure_reason == result["failure_reason"]
+    assert stored.failure_reason == result.failure_reason
     assert list(stored.samples.values_list("index", flat=True)) == [1]
     assert stored.server_log_tail
 
@@ -127,9 +127,9 @@ def test_a_hung_server_gives_a_failed_run_naming_the_timeout(
                 os.kill(pid, signal.SIGSTOP)  # the stop at the end SIGKILLs it after the grace
 
     result = run_job(spec, progress=freeze_after_first)
-    assert result["status"] == "failed"
-    assert "repetition 2: no answer in time, the server hung" in result["failure_reason"]
-    assert Run.objects.get(uuid=result["run_uuid"]).samples.count() == 1
+    assert result.status == "failed"
+    assert "repetition 2: no answer in time, the server hung" in result.failure_reason
+    assert Run.objects.get(uuid=result.run_uuid).samples.count() == 1
     assert pids_with(marker) == []
 
 

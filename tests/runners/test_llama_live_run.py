@@ -140,8 +140,8 @@ def test_a_run_is_running_on_the_service_with_the_repetitions_so_far_then_finish
     assert in_sweep["status"] == "running" and indexes(in_sweep) == [1, 2, 3]
     assert [p["ctx_tokens"] for p in in_sweep["sweep_points"]] == [64]
 
-    assert result["status"] == "finished", result["failure_reason"]
-    assert (result["delivered"], result["http_status"], result["opened"]) == ("posted", 200, True)
+    assert result.status == "finished", result.failure_reason
+    assert (result.delivered, result.http_status, result.opened) == ("posted", 200, True)
     final = stored(live_server, run_uuid)
     assert final["status"] == "finished" and indexes(final) == [1, 2, 3]
     assert [p["ctx_tokens"] for p in final["sweep_points"]] == [64, 128]
@@ -174,7 +174,7 @@ def test_a_service_down_at_the_start_gets_the_run_once_it_is_back(
     assert seen["after 1"] is False  # down: nothing could be opened yet
     # Back up: the next repetition opened the run with both samples measured so far.
     assert seen["after 2"]["status"] == "running" and indexes(seen["after 2"]) == [1, 2]
-    assert result["status"] == "finished" and result["delivered"] == "posted" and result["opened"]
+    assert result.status == "finished" and result.delivered == "posted" and result.opened
     final = stored(live_server, run_uuid)
     assert final["status"] == "finished" and indexes(final) == [1, 2, 3]
     runs = f"/api/runs/{run_uuid}/"
@@ -196,9 +196,9 @@ def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_complet
     run_uuid = spec["run_uuid"]
     result = run_job(spec, progress=on("repetitions", 1, lambda: setattr(switchable, "up", False)))
 
-    assert result["status"] == "finished" and result["opened"]
-    assert result["delivered"] == "spooled" and result["http_status"] == 503
-    assert Path(result["spool_path"]) == tmp_path / "spool" / f"{run_uuid}.json"
+    assert result.status == "finished" and result.opened
+    assert result.delivered == "spooled" and result.http_status == 503
+    assert Path(result.spool_path) == tmp_path / "spool" / f"{run_uuid}.json"
     # What the service saw before it went down: the run open with its first repetition.
     half = stored(live_server, run_uuid)
     assert half["status"] == "running" and indexes(half) == [1]
@@ -220,7 +220,7 @@ def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_complet
 def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_and_is_sent_nothing_more(
     live_server: Any, switchable: SwitchableService, cpu_rig: tuple[Rig, str], gemma_server: LlamaServer, tmp_path: Path
 ) -> None:
-    from leaderboard.results.services.runs import run_append
+    from leaderboard.results.services.append import run_append
 
     spec = attach_spec(switchable.url, cpu_rig[1], gemma_server, tmp_path, repetitions=12)
     run_uuid = spec["run_uuid"]
@@ -232,12 +232,12 @@ def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_a
     result = run_job(spec, progress=on("repetitions", 1, close_on_the_service))
 
     # Repetition 2 was in hand when its append was refused: the suite stopped there, not at 12.
-    assert result["status"] == "aborted" and result["n_samples"] == 2
-    assert result["ended_by_service"] == "the service ended the run as aborted: aborted by ops"
-    assert result["failure_reason"] == (
+    assert result.status == "aborted" and result.n_samples == 2
+    assert result.ended_by_service == "the service ended the run as aborted: aborted by ops"
+    assert result.failure_reason == (
         "stopped: the service ended the run as aborted: aborted by ops (2 of 12 repetitions measured)"
     )
-    assert (result["delivered"], result["http_status"]) == ("closed_on_service", 409)
+    assert (result.delivered, result.http_status) == ("closed_on_service", 409)
     final = stored(live_server, run_uuid)
     assert final["status"] == "aborted" and final["failure_reason"] == "aborted by ops" and indexes(final) == [1]
     runs = f"/api/runs/{run_uuid}/"
@@ -265,10 +265,10 @@ def test_a_job_that_ended_on_the_service_stops_the_run_and_closes_it_aborted_wit
 
     result = run_job(spec, progress=on("repetitions", 2, job_ended))
 
-    assert result["status"] == "aborted" and result["n_samples"] == 2
+    assert result.status == "aborted" and result.n_samples == 2
     reason = "stopped: the service ended the job as aborted: aborted by ops (2 of 12 repetitions measured)"
-    assert result["failure_reason"] == reason
+    assert result.failure_reason == reason
     # The service still held the run open (it only learns from the job): it is closed, not left running.
-    assert (result["delivered"], result["http_status"]) == ("posted", 200)
+    assert (result.delivered, result.http_status) == ("posted", 200)
     final = stored(live_server, run_uuid)
     assert final["status"] == "aborted" and final["failure_reason"] == reason and indexes(final) == [1, 2]

@@ -3,7 +3,6 @@ number of queries whatever the number of rows it returns."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -22,15 +21,8 @@ from leaderboard.boards.filters import (
     runs_filter,
     runs_sort,
 )
-from leaderboard.boards.rows import (
-    ENGINE_LABELS,
-    SPEC_LABELS,
-    LeaderboardRow,
-    class_label,
-    electricity_usd_per_mtok,
-    gpu_label,
-)
-from leaderboard.results.models import Rig, RigGpu, Run, RunStatus
+from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
+from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, gpu_label
 
 
 def usd_per_kwh_from(raw: Any) -> float:
@@ -72,16 +64,6 @@ class LeaderboardView:
     capped: bool = False
 
 
-ROW_VALUES = (
-    "pk", "rig_id", "rig__name", "stack__engine", "stack__build", "model_file__name", "model_file__quantization",
-    "model_file__weight_format", "model_file__architecture", "model_file__total_params_b",
-    "model_file__active_params_b", "configuration__speculative_type", "configuration__ctx_size", "workload__name",
-    "workload__version", "acceptance_pct", "n_samples", "decode_tokens_per_s_mean", "decode_tokens_per_s_stdev",
-    "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
-    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at",
-)  # fmt: skip
-
-
 def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
     """Return the leaderboard rows of these runs in the order of ``ids``, in two
     queries (the runs' columns, their rigs' GPUs). Plain values, not model
@@ -98,45 +80,8 @@ def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
     rows = []
     for run_id in ids:
         v = values.get(run_id)
-        if v is None:
-            continue
-        rows.append(
-            LeaderboardRow(
-                run_id=run_id,
-                rig_id=v["rig_id"],
-                rig=v["rig__name"],
-                gpus=gpu_label(gpus.get(v["rig_id"], [])),
-                engine=ENGINE_LABELS.get(v["stack__engine"], v["stack__engine"]),
-                build=v["stack__build"],
-                model=v["model_file__name"],
-                model_class=class_label(
-                    total_params_b=v["model_file__total_params_b"],
-                    active_params_b=v["model_file__active_params_b"],
-                    architecture=v["model_file__architecture"],
-                    speculative_type=v["configuration__speculative_type"],
-                    weight_format=v["model_file__weight_format"],
-                ),
-                quantization=v["model_file__quantization"],
-                weight_format=v["model_file__weight_format"],
-                speculative_type=SPEC_LABELS.get(v["configuration__speculative_type"], ""),
-                acceptance_pct=v["acceptance_pct"],
-                ctx_size=v["configuration__ctx_size"],
-                workload=f"{v['workload__name']} v{v['workload__version']}",
-                n=v["n_samples"],
-                decode_tokens_per_s_mean=v["decode_tokens_per_s_mean"],
-                decode_tokens_per_s_stdev=v["decode_tokens_per_s_stdev"],
-                decode_tokens_per_s_min=v["decode_tokens_per_s_min"],
-                decode_tokens_per_s_max=v["decode_tokens_per_s_max"],
-                decode_tokens_per_s_range=v["decode_tokens_per_s_range"],
-                power_w_mean=v["power_w_mean"],
-                tokens_per_kwh=v["tokens_per_kwh"],
-                electricity_usd_per_mtok=electricity_usd_per_mtok(v["tokens_per_kwh"], usd_per_kwh),
-                provenance=v["provenance"],
-                source_title=v["source__title"] or "",
-                source_url=v["source__url"] or "",
-                date=v["created_at"],
-            )
-        )
+        if v is not None:
+            rows.append(row_from_values(v, gpus=gpu_label(gpus.get(v["rig_id"], [])), usd_per_kwh=usd_per_kwh))
     return rows
 
 
@@ -196,15 +141,3 @@ def rig_board(*, rig_id: int, usd_per_kwh: float, limit: int = 50) -> RigBoard |
         best=[rows[i] for i in best_ids if i in rows],
         history=[rows[i] for i in history_ids if i in rows],
     )
-
-
-def querystring(params: Mapping[str, Any], **changes: Any) -> str:
-    """Return ``params`` as a query string with ``changes`` applied (None removes a key)."""
-    merged = QueryDict(mutable=True)
-    for key, value in params.items():
-        if key not in changes and value not in ("", None):
-            merged[key] = value
-    for key, value in changes.items():
-        if value not in ("", None):
-            merged[key] = value
-    return merged.urlencode()

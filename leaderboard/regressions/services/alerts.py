@@ -9,7 +9,6 @@ task until RIGBOARD_ALERT_MAX_ATTEMPTS, then marked failed."""
 from __future__ import annotations
 
 import logging
-from functools import partial
 
 import requests
 from django.conf import settings
@@ -18,20 +17,18 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from leaderboard.celery import app as celery_app
 from leaderboard.regressions.models import AlertChannel, AlertDelivery, AlertStatus, Confirmation, Verdict
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_ATTEMPTS = 5
 WEBHOOK_TIMEOUT_S = 10.0
+# The task that sends one delivery (leaderboard/regressions/tasks.py).
+DELIVER_ALERT_TASK = "regressions.deliver_alert"
 
 
 class AlertSendError(RuntimeError):
     """One attempt failed; the task retries it."""
-
-
-def max_attempts() -> int:
-    return int(getattr(settings, "RIGBOARD_ALERT_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS))
 
 
 def alert_message(verdict: Verdict) -> str:
@@ -102,12 +99,13 @@ def alerts_create_for(*, verdict: Verdict) -> list[AlertDelivery]:
 def alerts_queue_for(*, verdict: Verdict) -> list[AlertDelivery]:
     """Create the deliveries for ``verdict`` and queue a send task for each
     still pending (after commit). Return the deliveries."""
-    from leaderboard.regressions.tasks import deliver_alert
-
     deliveries = alerts_create_for(verdict=verdict)
     for delivery in deliveries:
         if delivery.status == AlertStatus.PENDING:
-            transaction.on_commit(partial(deliver_alert.delay, delivery.pk))
+            # By name, as every other task is queued: the task module imports
+            # this one. A signature of a registered task runs in-process when
+            # there is no broker (eager), as ``deliver_alert.delay`` would.
+            transaction.on_commit(celery_app.signature(DELIVER_ALERT_TASK, args=(delivery.pk,)).delay)
     return deliveries
 
 
@@ -143,7 +141,7 @@ def alert_attempt(*, delivery_id: int) -> AlertDelivery:
             _send(delivery)
         except AlertSendError as exc:
             delivery.last_error = str(exc)
-            if delivery.attempts >= max_attempts():
+            if delivery.attempts >= settings.RIGBOARD_ALERT_MAX_ATTEMPTS:
                 delivery.status = AlertStatus.FAILED
             delivery.save(update_fields=["attempts", "last_error", "status"])
             if delivery.status == AlertStatus.FAILED:

@@ -16,26 +16,21 @@ from django.conf import settings
 
 from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.services.detection import build_queue
-from leaderboard.regressions.services.verdicts import decode_samples
 from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
-from runners.build import BuildError, commits_between, mirror
-
-
-def _repo_cache_dir() -> Path:
-    return Path(getattr(settings, "RIGBOARD_REPO_CACHE_DIR", settings.BASE_DIR / ".cache" / "repos"))
+from runners.gitrepo import GitError, commits_between, mirror
 
 
 def _range(verdict: Verdict) -> list[str]:
     url = verdict.build.subscription.repo_url
-    repo = mirror(url, _repo_cache_dir() / hashlib.sha256(url.encode()).hexdigest()[:16])
+    repo = mirror(url, Path(settings.RIGBOARD_REPO_CACHE_DIR) / hashlib.sha256(url.encode()).hexdigest()[:16])
     return commits_between(repo, verdict.bisect_good, verdict.bisect_bad)
 
 
 def _next_step(verdict: Verdict) -> Verdict:
     try:
         suspects = _range(verdict)
-    except BuildError as exc:
+    except GitError as exc:
         verdict.bisect_status = BisectStatus.FAILED
         verdict.reason = f"bisection stopped: {exc}"[:300]
         verdict.save(update_fields=["bisect_status", "reason", "bisect_good", "bisect_bad"])
@@ -85,7 +80,7 @@ def bisect_step(*, build: BuildRecord, verdict: Verdict | None = None) -> Verdic
     run = Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED).first() if build_run else None
     slow = None
     if run is not None and build.status == BuildStatus.BENCHMARKED:
-        median = run_median(decode_samples(run))
+        median = run_median(run.decode_samples())
         slow = nearer_to_bad(median=median, good=verdict.baseline_median, bad=verdict.new_median)
     if slow is None:
         # A midpoint that does not build or run cannot be placed: stop, say where.

@@ -10,6 +10,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, Verdict
 from leaderboard.regressions.services.bisect import bisect_step
 from leaderboard.regressions.services.confirmation import (
@@ -18,7 +19,6 @@ from leaderboard.regressions.services.confirmation import (
     standing_changes_act_on,
 )
 from leaderboard.regressions.services.verdicts import build_evaluate
-from leaderboard.results.services.runs import ApplicationError
 
 _BUILD_FIELDS = ("build_time_s", "compiler", "log_tail", "binary_path", "cached")
 

@@ -28,7 +28,6 @@ from leaderboard.regressions.models import BuildRecord, BuildRun, Confirmation, 
 from leaderboard.regressions.services.alerts import alerts_queue_for
 from leaderboard.regressions.services.bisect import bisect_start
 from leaderboard.regressions.services.detection import build_send
-from leaderboard.regressions.services.verdicts import decode_samples
 from leaderboard.regressions.verdict import Outcome, Rule, judge
 from leaderboard.results.models import Run, RunStatus
 
@@ -110,8 +109,8 @@ def _judge_reruns(build: BuildRecord, verdict: Verdict) -> None:
         _settle(verdict, Confirmation.UNCHECKED, "no baseline run left to re-judge against; the first run stands")
         return
     rule = Rule(alpha=verdict.alpha, threshold_pct=verdict.threshold_pct, noise_k=verdict.noise_k)
-    baseline_samples = decode_samples(baseline)
-    outcomes = [judge(decode_samples(run), baseline_samples, rule, verdict.noise) for run in finished]
+    baseline_samples = baseline.decode_samples()
+    outcomes = [judge(run.decode_samples(), baseline_samples, rule, verdict.noise) for run in finished]
     if not outcomes:
         _settle(verdict, Confirmation.UNCHECKED, "the re-run did not finish; the first run stands")
         return

@@ -6,22 +6,21 @@ from __future__ import annotations
 
 import logging
 import uuid
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from celery.exceptions import AlwaysEagerIgnored
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from leaderboard.celery import app as celery_app
+from leaderboard.core.errors import ApplicationError
+from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
-from leaderboard.results.services.runs import ApplicationError
-from runners.build import BuildError, ls_remote
+from runners.gitrepo import GitError, ls_remote
 
 logger = logging.getLogger(__name__)
 
@@ -82,23 +81,14 @@ def build_send(build: BuildRecord) -> bool:
     """Send the build's unreported runs to the rig's queue; return False (and
     log why) if the broker could not be reached."""
     try:
-        with warnings.catch_warnings():
-            # Rig jobs always travel through the broker; eager mode concerns only the service's own tasks.
-            warnings.simplefilter("ignore", AlwaysEagerIgnored)
-            celery_app.send_task(
-                NIGHTLY_RIG_TASK,
-                args=[build_dispatch_spec(build=build)],
-                queue=build.subscription.rig.queue_name,
-                task_id=build.celery_task_id,
-                # Explicitly none: once a task of that name is registered in this
-                # process, send_task would attach the service's own default limits
-                # (CELERY_TASK_*TIME_LIMIT), and a soft limit could fire mid-build or
-                # mid-delivery on the rig. The rig's build and benchmark carry their own timeouts.
-                soft_time_limit=None,
-                time_limit=None,
-                retry=True,
-                retry_policy={"max_retries": 3, "interval_start": 0.5, "interval_step": 1, "interval_max": 2},
-            )
+        # No time limit: the rig's build and benchmark carry their own timeouts.
+        rig_task_send(
+            task_name=NIGHTLY_RIG_TASK,
+            spec=build_dispatch_spec(build=build),
+            queue=build.subscription.rig.queue_name,
+            task_id=build.celery_task_id,
+            time_limit=None,
+        )
     except Exception as exc:  # any broker error: the job never left, and says why
         logger.exception("could not queue build %s", build.pk)
         build.error = f"could not reach the Celery broker: {exc}"
@@ -167,7 +157,7 @@ def subscription_check(*, subscription: Subscription) -> CheckResult:
     broken subscription must not stop the others."""
     try:
         head = ls_remote(subscription.repo_url, subscription.branch)
-    except BuildError as exc:
+    except GitError as exc:
         return CheckResult(subscription.pk, None, None, f"ls-remote failed: {exc}")
     subscription.last_checked_at = timezone.now()
     subscription.last_head = head or ""

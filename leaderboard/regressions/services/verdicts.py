@@ -50,11 +50,6 @@ def regression_config_hash(configuration: Configuration) -> str:
     return config_hash(fields)
 
 
-def decode_samples(run: Run) -> list[float | None]:
-    """Return the run's per-repetition decode t/s (server figure, else client)."""
-    return [s.decode_tokens_per_s for s in run.samples.all()]
-
-
 @dataclass(frozen=True)
 class _Candidate:
     build: BuildRecord
@@ -132,7 +127,7 @@ def noise_of(*, candidates: Sequence[_Candidate], subscription: Subscription) ->
     repeats of one build (the first build's A/A runs) and runs of successive
     accepted builds alike. Real small changes between builds widen it, which
     errs on the side of no alarm."""
-    medians = [run_median(decode_samples(c.run)) for c in candidates[: max(1, subscription.noise_runs)]]
+    medians = [run_median(c.run.decode_samples()) for c in candidates[: max(1, subscription.noise_runs)]]
     return noise_from_medians(medians, subscription.noise_k)
 
 
@@ -142,7 +137,7 @@ def _pick_baseline(build: BuildRecord, candidates: Sequence[_Candidate]) -> _Can
     sub = build.subscription
     if sub.baseline_mode == BaselineMode.MEDIAN_OF_LAST_N:
         last = list(candidates[: max(1, sub.baseline_builds)])
-        index = median_build([decode_samples(c.run) for c in last])
+        index = median_build([c.run.decode_samples() for c in last])
         return last[index] if index is not None else None
     return candidates[0]
 
@@ -165,10 +160,10 @@ def verdict_for(*, build_run: BuildRun) -> Verdict | None:
     noise = noise_of(candidates=earlier, subscription=sub)
     rule = Rule(alpha=sub.alpha, threshold_pct=sub.threshold_pct, noise_k=sub.noise_k)
     if baseline is None:
-        outcome = judge(decode_samples(new_run), [], rule, noise)
+        outcome = judge(new_run.decode_samples(), [], rule, noise)
         reason = f"no earlier accepted build with a matching run; {noise.describe()}"
     else:
-        outcome = judge(decode_samples(new_run), decode_samples(baseline.run), rule, noise)
+        outcome = judge(new_run.decode_samples(), baseline.run.decode_samples(), rule, noise)
         reason = outcome.reason
     commit_from = baseline.build.commit if baseline else build.previous_commit
     with transaction.atomic():

@@ -12,7 +12,7 @@ from typing import IO, Any
 from django.conf import settings
 from rest_framework import exceptions, parsers
 
-from leaderboard.results.api.errors import RequestTooLarge
+from leaderboard.core.api.errors import RequestTooLarge
 
 
 class _NonFinite:

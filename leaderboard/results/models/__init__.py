@@ -19,7 +19,7 @@ from leaderboard.results.models.published import (
     PublishedFit,
     Source,
 )
-from leaderboard.results.models.rigs import Rig, RigGpu, RigToken
+from leaderboard.results.models.rigs import Rig, RigGpu, RigToken, gpu_label
 from leaderboard.results.models.runs import (
     Provenance,
     Run,
@@ -53,4 +53,5 @@ __all__ = [
     "SummarySource",
     "SweepPoint",
     "Workload",
+    "gpu_label",
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db import models
 
 from leaderboard.results.models.runs import Run
+from runners import stats
 
 
 class ConcurrencyLevel(models.Model):
@@ -77,6 +78,4 @@ class ConcurrencyRequest(models.Model):
     @property
     def decode_tokens_per_s(self) -> float | None:
         """Return the server's decode speed when it reported one, else the client's."""
-        if self.decode_tokens_per_s_server is not None:
-            return self.decode_tokens_per_s_server
-        return self.decode_tokens_per_s_client
+        return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)

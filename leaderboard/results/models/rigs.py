@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+
+def gpu_label(gpus: Iterable[tuple[str, int]]) -> str:
+    """Return e.g. ``6× RTX 3090`` or ``RTX 3090 Ti + RTX 3090`` from (model, count)
+    groups in the rig's order; '' for none. The one GPU label of every page and the API."""
+    return " + ".join(f"{count}× {model}" if count > 1 else model for model, count in gpus)
 
 
 class Rig(models.Model):
@@ -44,10 +51,7 @@ class Rig(models.Model):
         """Return e.g. ``6× RTX 3090`` or ``RTX 3090 Ti + RTX 3090``; '' without GPUs.
 
         Uses the prefetched ``gpus`` when the caller prefetched them."""
-        parts = []
-        for gpu in self.gpus.all():
-            parts.append(f"{gpu.count}× {gpu.model}" if gpu.count > 1 else gpu.model)
-        return " + ".join(parts)
+        return gpu_label((gpu.model, gpu.count) for gpu in self.gpus.all())
 
 
 class RigGpu(models.Model):

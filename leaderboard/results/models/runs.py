@@ -15,6 +15,7 @@ from django.utils import timezone
 from leaderboard.results.models.catalog import Configuration, ModelFile, Stack, Workload
 from leaderboard.results.models.published import Source
 from leaderboard.results.models.rigs import Rig
+from runners import stats
 
 
 class RunStatus(models.TextChoices):
@@ -111,6 +112,12 @@ class Run(models.Model):
     def __str__(self) -> str:
         return f"{self.model_file} on {self.rig} ({self.stack})"
 
+    def decode_samples(self) -> list[float]:
+        """Return the per-repetition decode t/s (the server's figure, else the
+        client's: Sample.decode_tokens_per_s), in index order, skipping
+        repetitions with neither. Reads prefetched samples when there are."""
+        return [v for s in self.samples.all() if (v := s.decode_tokens_per_s) is not None]
+
 
 class Sample(models.Model):
     """One measured repetition. Raw figures as the runner sent them."""
@@ -141,9 +148,7 @@ class Sample(models.Model):
     @property
     def decode_tokens_per_s(self) -> float | None:
         """Return the server's decode speed when it reported one, else the client's."""
-        if self.decode_tokens_per_s_server is not None:
-            return self.decode_tokens_per_s_server
-        return self.decode_tokens_per_s_client
+        return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)
 
     @property
     def acceptance_pct(self) -> float | None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leaderboard.results.models import ConcurrencyLevel, ConcurrencyRequest, Run
+from leaderboard.results.services.lookup import attach_prefetched
 from runners.distribution import LevelStats, level_stats
 
 _LEVEL_INPUT = ("concurrency", "n_requests", "wall_s", "energy_j", "power_w_mean", "draft_n", "draft_n_accepted")
@@ -93,8 +94,6 @@ def concurrency_levels_create(*, run: Run, levels: Sequence[Mapping[str, Any]]) 
             request.level = level  # sets level_id, now that the level has its id
     ConcurrencyRequest.objects.bulk_create([r for requests in by_level for r in requests])
     # The run's detail reads the requests right after: they are in hand.
-    from leaderboard.results.services.runs import attach_prefetched  # noqa: PLC0415 - runs imports this module
-
     for level, requests in zip(created, by_level, strict=True):
         attach_prefetched(level, "requests", sorted(requests, key=lambda r: r.index))
     return created

@@ -12,8 +12,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, RigGpu, RigToken
-from leaderboard.results.services.runs import ApplicationError
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.views import APIView
 
-from leaderboard.results.api.pagination import Pagination
+from leaderboard.core.api.pagination import Pagination
 from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.api.permissions import RigTokenOrReadOnly
 from leaderboard.results.auth import RigTokenAuthentication

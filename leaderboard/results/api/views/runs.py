@@ -8,7 +8,7 @@ from uuid import UUID
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
-from rest_framework import exceptions, generics, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,7 +19,9 @@ from leaderboard.results.api.permissions import token_rig_name
 from leaderboard.results.api.serializers import fast, inputs, outputs
 from leaderboard.results.api.views.base import ApiMixin
 from leaderboard.results.models import Provenance, RigToken, Run
-from leaderboard.results.services.runs import RunCreateResult, attach_prefetched, run_append, run_create
+from leaderboard.results.services.append import run_append
+from leaderboard.results.services.lookup import attach_prefetched
+from leaderboard.results.services.runs import RunCreateResult, run_create
 
 _ERRORS = {
     400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),
@@ -163,6 +165,29 @@ def _owned_run(request: Request, run_uuid: UUID) -> Run:
     return run
 
 
+def _open_run_update(request: Request, run_uuid: UUID, serializer_class: type[serializers.Serializer]) -> Response:
+    """Add the body's samples and sweep points to the request's own open run
+    and, when the body has a status (the finish), close it; answer the run's
+    detail. The append and the finish differ only in their input."""
+    run = _owned_run(request, run_uuid)
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    run_append(
+        run=run,
+        samples=data["samples"],
+        sweep_points=data["sweep_points"],
+        concurrency_levels=data["concurrency_levels"],
+        status=data.get("status"),
+        failure_reason=data.get("failure_reason") or "",
+        server_log_tail=data.get("server_log_tail"),
+        finished_at=data.get("finished_at"),
+        fingerprint=data.get("fingerprint"),
+        extra=data.get("extra"),
+    )
+    return Response(_detail(run_uuid))
+
+
 class RunAppendApi(ApiMixin, APIView):
     """Append samples and sweep points to a running run; stored indexes are skipped."""
 
@@ -180,17 +205,7 @@ class RunAppendApi(ApiMixin, APIView):
         },
     )
     def post(self, request: Request, uuid: UUID) -> Response:
-        run = _owned_run(request, uuid)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        run_append(
-            run=run,
-            samples=data["samples"],
-            sweep_points=data["sweep_points"],
-            concurrency_levels=data["concurrency_levels"],
-        )
-        return Response(_detail(uuid))
+        return _open_run_update(request, uuid, self.InputSerializer)
 
 
 class RunFinishApi(ApiMixin, APIView):
@@ -210,20 +225,4 @@ class RunFinishApi(ApiMixin, APIView):
         },
     )
     def post(self, request: Request, uuid: UUID) -> Response:
-        run = _owned_run(request, uuid)
-        serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        run_append(
-            run=run,
-            samples=data["samples"],
-            sweep_points=data["sweep_points"],
-            concurrency_levels=data["concurrency_levels"],
-            status=data["status"],
-            failure_reason=data.get("failure_reason") or "",
-            server_log_tail=data.get("server_log_tail"),
-            finished_at=data.get("finished_at"),
-            fingerprint=data.get("fingerprint"),
-            extra=data.get("extra"),
-        )
-        return Response(_detail(uuid))
+        return _open_run_update(request, uuid, self.InputSerializer)

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig
 from leaderboard.results.services.rigs import gpu_spec_parse, rig_create, rig_token_issue
-from leaderboard.results.services.runs import ApplicationError
 
 
 class Command(BaseCommand):

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import set_rollback
 
-from leaderboard.results.services.runs import ApplicationError
+from leaderboard.core.errors import ApplicationError
 
 
 class RequestTooLarge(exceptions.APIException):
