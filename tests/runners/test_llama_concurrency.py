@@ -101,10 +101,12 @@ def _check_against_the_server_log(run: dict[str, Any], log: str, *, drafting: bo
     if drafting:
         logged_drafts = sorted((int(d), int(a)) for a, d in _DRAFT.findall(log))
         assert logged_drafts == sorted((r["draft_n"], r["draft_n_accepted"]) for r in measured)
-    # The client's own clock agrees with the server's per request (a loose bound on a shared 2-core box;
-    # benchmarks/concurrency_accuracy.py measures how close).
-    for r in measured:
-        assert r["decode_tokens_per_s_client"] == pytest.approx(r["decode_tokens_per_s_server"], rel=0.25)
+    if not drafting:
+        # The client's own clock agrees with the server's per request (a loose bound on a shared
+        # 2-core box; benchmarks/concurrency_accuracy.py measures how close). With drafts, 16 tokens
+        # arrive in a few bursts and the client's first-to-last interval is not the server's.
+        for r in measured:
+            assert r["decode_tokens_per_s_client"] == pytest.approx(r["decode_tokens_per_s_server"], rel=0.25)
 
 
 @pytest.mark.parametrize("drafting", [True, False], ids=["gemma-drafts-for-itself", "no-draft"])
