@@ -183,6 +183,8 @@ def service_env(database_url: str, broker_url: str) -> dict[str, str]:
         DJANGO_SETTINGS_MODULE="leaderboard.settings",
         # Static files are not collected for the benchmark; WhiteNoise would say so once per worker.
         PYTHONWARNINGS="ignore:No directory at",
+        # A capacity benchmark: one token posts far past the per-token write limit.
+        RIGBOARD_THROTTLE_RIG_WRITES="off",
     )
     if broker_url:
         env["CELERY_BROKER_URL"] = broker_url

@@ -3,7 +3,9 @@ benchmarks/site_generate.py): prints p50 / p95 per page, not a test.
 
 Requests go through Django's test Client in-process (URL routing, middleware,
 selectors, templates, PostgreSQL), so the figure is the server's own time
-without a network. Targets: leaderboard p95 ≤ 100 ms, run page p95 ≤ 50 ms.
+without a network. Targets: leaderboard p95 ≤ 100 ms (the GPU and model-file
+pages and /?best=1 are leaderboards too), run page p95 ≤ 50 ms, GET /api/runs/
+p95 ≤ 100 ms.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/rb_bench python benchmarks/site_latency.py [--iterations 40]
 """
@@ -22,7 +24,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_bench")
 
-TARGETS_MS = {"leaderboard": 100.0, "run": 50.0}
+TARGETS_MS = {"leaderboard": 100.0, "run": 50.0, "api": 100.0}
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -38,7 +40,7 @@ def pages() -> list[tuple[str, str, str]]:
     """Return (name, target group, URL) for each page measured, picked from the data present."""
     from django.db.models import Count
 
-    from leaderboard.results.models import Rig, RigGpu, Run
+    from leaderboard.results.models import Rig, RigGpu, Run, Source
 
     busiest_rig = Rig.objects.annotate(n=Count("runs")).order_by("-n").values_list("pk", "name").first()
     assert busiest_rig, "no rigs: run benchmarks/site_generate.py first"
@@ -46,6 +48,12 @@ def pages() -> list[tuple[str, str, str]]:
     swept = Run.objects.filter(sweep_points__isnull=False).values_list("pk", flat=True).order_by("-pk").first()
     some = list(Run.objects.filter(n_samples__gt=0).order_by("-pk").values_list("pk", flat=True)[:4])
     total = Run.objects.count()
+    model_file = Run.objects.filter(n_samples__gt=0).values_list("model_file_id", flat=True).order_by("-pk").first()
+    swept_two = list(
+        Run.objects.filter(sweep_points__isnull=False).values_list("pk", flat=True).order_by("-pk").distinct()[:2]
+    )
+    six = list(Run.objects.filter(n_samples__gt=0).order_by("-pk").values_list("pk", flat=True)[:6])
+    source = Source.objects.values_list("pk", flat=True).order_by("pk").first()
     rig_id, rig_name = busiest_rig
     return [
         ("leaderboard (no filter)", "leaderboard", "/"),
@@ -58,6 +66,15 @@ def pages() -> list[tuple[str, str, str]]:
         (f"rig page ({total:,} runs, busiest rig)", "rig", f"/rigs/{rig_id}/"),
         ("run page (10 reps + sweep)", "run", f"/runs/{swept or some[0]}/"),
         ("compare 4 runs", "compare", "/compare/?runs=" + ",".join(str(i) for i in some)),
+        ("compare 6 runs", "compare", "/compare/?runs=" + ",".join(str(i) for i in six)),
+        ("sweeps 2 runs", "compare", "/sweeps/?runs=" + ",".join(str(i) for i in swept_two)),
+        ("leaderboard best per configuration", "leaderboard", "/?best=1"),
+        ("leaderboard with failed checks", "leaderboard", "/?failed=on"),
+        ("leaderboard search", "leaderboard", "/?q=3090"),
+        (f"GPU page ({gpu})", "leaderboard", f"/gpus/{gpu}/"),
+        ("model-file page", "leaderboard", f"/models/{model_file}/"),
+        *([("source page", "source", f"/published/sources/{source}/")] if source else []),
+        ("GET /api/runs/", "api", "/api/runs/"),
     ]
 
 

@@ -88,6 +88,10 @@ INSTALLED_APPS = [
     "leaderboard.boards",
     "leaderboard.regressions",
     "leaderboard.jobs",
+    "leaderboard.intake",
+    "allauth",
+    "allauth.account",
+    "leaderboard.campaigns",
 ]
 
 MIDDLEWARE = [
@@ -99,6 +103,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "leaderboard.urls"
@@ -163,8 +168,36 @@ RIGBOARD_MAX_SAMPLES = env_int("RIGBOARD_MAX_SAMPLES", 1000)
 RIGBOARD_MAX_SWEEP_POINTS = env_int("RIGBOARD_MAX_SWEEP_POINTS", 64)
 RIGBOARD_MAX_CONCURRENCY_LEVELS = env_int("RIGBOARD_MAX_CONCURRENCY_LEVELS", 32)
 RIGBOARD_MAX_LEVEL_REQUESTS = env_int("RIGBOARD_MAX_LEVEL_REQUESTS", 1000)
+# POST /api/llama-bench/ takes a whole llama-bench file (one run per row).
+RIGBOARD_LLAMA_BENCH_MAX_ROWS = env_int("RIGBOARD_LLAMA_BENCH_MAX_ROWS", 1000)
+RIGBOARD_LLAMA_BENCH_MAX_BYTES = env_int("RIGBOARD_LLAMA_BENCH_MAX_BYTES", 4 * 1024 * 1024)
 RIGBOARD_ELECTRICITY_USD_PER_KWH = env_float("RIGBOARD_ELECTRICITY_USD_PER_KWH", 0.15)
 RIGBOARD_PUBLIC_URL = env_str("RIGBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
+
+# The cache holds the write-throttling counters (and the sign-up / log-in rate
+# limits): Redis when configured, so every worker counts together.
+CACHE_URL = env_str("CACHE_URL", env_str("REDIS_URL", ""))
+if CACHE_URL and not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+    raise ImproperlyConfigured(f"CACHE_URL must be a redis:// URL, got {CACHE_URL!r}")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """Return a DRF throttle rate like ``120/min``; 'off' (or empty) turns the limit off."""
+    value = env_str(name, default).strip()
+    if value in ("", "off"):
+        return None
+    count, _, period = value.partition("/")
+    if not count.isdigit() or period not in ("s", "sec", "m", "min", "h", "hour", "d", "day"):
+        raise ImproperlyConfigured(f"{name} must look like 120/min (or off), got {value!r}")
+    return value
+
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -180,6 +213,14 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "leaderboard.core.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "leaderboard.intake.throttling.RigTokenRateThrottle",
+        "leaderboard.intake.throttling.AccountRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "rig_token": env_rate("RIGBOARD_THROTTLE_RIG_WRITES", "120/min"),
+        "account": env_rate("RIGBOARD_THROTTLE_ACCOUNT_WRITES", "60/min"),
+    },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -225,6 +266,19 @@ CELERY_TIMEZONE = TIME_ZONE
 RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S = env_int("RIGBOARD_JOB_DEFAULT_TIME_LIMIT_S", 2 * 60 * 60)
 RIGBOARD_JOB_MAX_TIME_LIMIT_S = env_int("RIGBOARD_JOB_MAX_TIME_LIMIT_S", 12 * 60 * 60)
 RIGBOARD_JOB_GRACE_S = env_int("RIGBOARD_JOB_GRACE_S", 5 * 60)
+# An open run (opened from a terminal or by a job) not heard from for this long
+# is closed as aborted with its samples by the same sweeper: its runner was
+# killed. A live runner sends an empty append every minute between repetitions,
+# so a minute or two of silence already means trouble; keep it well above that.
+RIGBOARD_RUN_SILENCE_S = env_int("RIGBOARD_RUN_SILENCE_S", 5 * 60)
+if RIGBOARD_RUN_SILENCE_S < 120:
+    raise ImproperlyConfigured(
+        f"RIGBOARD_RUN_SILENCE_S must be at least 120 s (runners send a heartbeat every 60 s), "
+        f"got {RIGBOARD_RUN_SILENCE_S}"
+    )
+# A job still queued after this long is looked for in the broker by the sweeper:
+# one whose message is gone (a Redis restarted without persistence) is sent again.
+RIGBOARD_JOB_LOST_CHECK_S = env_int("RIGBOARD_JOB_LOST_CHECK_S", 2 * 60)
 # A queued job no worker of its rig has taken after this long expires: its
 # Celery message expires (a worker that gets it later drops it) and the sweeper
 # marks the job expired.
@@ -244,6 +298,33 @@ RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR /
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")
+
+# Community accounts (django-allauth): local accounts signed in by email, which
+# must be confirmed (a link sent through EMAIL_BACKEND) before the first log-in.
+# Sign-up, log-in and confirmation mails are rate-limited by allauth in the cache.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": env_str("RIGBOARD_LOGIN_FAILED_LIMIT", "10/m/ip,5/5m/key"),
+    "signup": env_str("RIGBOARD_SIGNUP_LIMIT", "20/m/ip"),
+    "confirm_email": "1/3m/key",
+}
+# Social log-in is optional: RIGBOARD_SOCIAL_PROVIDERS=github,gitlab adds allauth's
+# providers (their client ids and secrets are entered in the admin: Social applications).
+SOCIAL_PROVIDERS = env_list("RIGBOARD_SOCIAL_PROVIDERS", [])
+for _provider in SOCIAL_PROVIDERS:
+    if not _provider.replace("_", "").isalnum():
+        raise ImproperlyConfigured(f"RIGBOARD_SOCIAL_PROVIDERS: {_provider!r} is not a provider name")
+if SOCIAL_PROVIDERS:
+    INSTALLED_APPS += ["allauth.socialaccount", *(f"allauth.socialaccount.providers.{p}" for p in SOCIAL_PROVIDERS)]
+LOGIN_REDIRECT_URL = "/me/rigs/"
+LOGIN_URL = "/accounts/login/"
 
 LOGGING = {
     "version": 1,

@@ -11,7 +11,10 @@ Environment:
   RIGBOARD_SPOOL_DIR       where undelivered runs wait (runner default otherwise)
   RIGBOARD_VISIBILITY_TIMEOUT_S   seconds before an unacknowledged job of a dead
                            worker is handed out again (default 24 h; keep it above
-                           every job's time limit, or a live job is delivered twice)
+                           every job's time limit, or a live job is delivered twice
+                           and the second delivery aborts it). Recovery from a dead
+                           worker does not wait for it: the service's sweeper closes
+                           the silent run and its job in minutes (README, "When a rig dies")
   RIGBOARD_RESTORE_INTERVAL_S     how often a worker looks for such jobs (default 10)
 """
 

@@ -1,7 +1,10 @@
-"""Command line: ``python -m runners run --config rig.toml``, ``attach --url URL``, ``flush``.
+"""Command line: ``python -m runners run --config rig.toml``, ``attach --url URL``, ``flush``, ``campaign``.
 
 Exit codes: 0 finished and delivered (or spooled), 1 the run failed, 2 a bad
-config, 3 the server could not be started, 4 the service rejected the run.
+config, 3 the server could not be started, 4 the service rejected the run,
+5 the run could not be written to the spool directory (full, read-only): it
+was written to a fallback directory instead (``flush`` delivers it from there;
+its path is on stderr) or, when no directory took it, printed as JSON on stdout.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from runners.campaign import driver as campaign_cli
 from runners.client import ServiceClient
 from runners.config import ConfigError, RigConfig, read_spec
-from runners.pipeline import run_job
+from runners.pipeline import JobResult, run_job
 from runners.progress import ProgressBar
 from runners.server import ServerError
 
@@ -40,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
             )
             cmd.add_argument("--model", default="", help="model name to request")
             cmd.add_argument("--api-key", default="", help="bearer token of the server, if it wants one")
+    campaign_cli.add_parser(sub)
     flush = sub.add_parser("flush", help="re-post runs waiting in the spool directory")
     flush.add_argument("--config", help="rig config with the [service] table")
     flush.add_argument("--url", help="service URL (instead of --config)")
@@ -80,8 +85,35 @@ def _flush(args: argparse.Namespace) -> int:
         result = client.flush()
     finally:
         client.close()
+    _tell_quarantined(result.quarantined)
     print(json.dumps(result.as_dict(), indent=1))
     return 0 if not result.remaining and not result.rejected else 1
+
+
+def _tell_quarantined(quarantined: Sequence[str]) -> None:
+    for line in quarantined:
+        print(f"spool: quarantined {line}", file=sys.stderr)
+
+
+def _tell_unsaved(result: JobResult) -> int:
+    """Tell where a run the spool directory could not take went; return 5, or 0
+    when it went to the spool directory (or was not spooled at all)."""
+    if result.delivered == "unsaved":
+        print(
+            f"the run could not be written anywhere ({result.spool_fallback}); "
+            "it follows as JSON on stdout: save it and post it with the rig's token",
+            file=sys.stderr,
+        )
+        print(result.unsaved_json)
+        return 5
+    if result.spool_fallback:
+        print(
+            f"the spool directory could not take the run ({result.spool_fallback}); "
+            f"it was written to {result.spool_path} instead, and `python -m runners flush` delivers it from there",
+            file=sys.stderr,
+        )
+        return 5
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "flush":
             return _flush(args)
+        if args.command == "campaign":
+            return campaign_cli.main(args)
         result = run_job(_spec(args), progress=ProgressBar())
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
@@ -98,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.log_tail:
             print("--- server log tail ---\n" + exc.log_tail, file=sys.stderr)
         return 3
+    _tell_quarantined((result.flushed or {}).get("quarantined", []))
     print(result.table)
     if result.summary_line:
         print(result.summary_line)
@@ -110,6 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     delivered = result.delivered
     where = f" to {result.spool_path}" if result.spool_path else ""
     print(f"delivery: {delivered}{where} {result.delivery_detail}".rstrip())
+    unsaved = _tell_unsaved(result)
     if delivered == "rejected":
         return 4
+    if unsaved:
+        return unsaved
     return 0 if result.status == "finished" else 1

@@ -7,6 +7,15 @@ next run and by ``python -m runners flush``; a repeated POST of the same uuid
 creates nothing twice. A 4xx (other than 429) will not get better by retrying:
 the run moves to ``spool/rejected/`` with the service's answer, kept for a human.
 
+A spool that cannot be written (a full disk, a read-only directory) does not
+lose the run: it goes to the first of ``fallback_dirs()`` that takes it (the
+system's temp directory, then the user's home), which ``flush`` also empties,
+and the delivery says where and why (``Delivery.fallback``). When no place takes
+it, the delivery is 'unsaved' and the caller prints the run (the CLI on stdout,
+the rig's worker in its log). A spooled file that is not a run (cut short by a
+crash, edited by hand) is moved to ``spool/quarantine/`` with the reason, and
+the flush carries on with the others.
+
 While it is measured, a run is also live on the service (``LiveRun``): opened
 as running once the server is up, extended after each repetition and sweep
 point, closed at the end. The spooled document is always the whole run, and
@@ -18,9 +27,13 @@ runner stops measuring (``EndedByService``) and sends nothing else for it.
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import logging
 import os
+import re
+import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +49,10 @@ _ENDED = ("finished", "failed", "aborted")
 # Opening and appending are best effort between repetitions: a slow service
 # must not hold the benchmark up for long.
 LIVE_TIMEOUT_S = 10.0
+# While a run is open, an empty append goes out this often (from a thread) when
+# nothing else did: the service closes a run silent for RIGBOARD_RUN_SILENCE_S
+# (5 min by default) as lost, and one repetition or sweep point may take longer.
+HEARTBEAT_S = 60.0
 
 
 class EndedByService(Exception):
@@ -52,23 +69,53 @@ class EndedByService(Exception):
 class Delivery:
     """How one request or run was delivered: 'posted', 'spooled' or 'rejected'
     ('unreachable' for a request that is not spooled: open, append, finish;
-    'closed_on_service' for a run the service had closed, to which nothing was sent)."""
+    'closed_on_service' for a run the service had closed, to which nothing was sent;
+    'unsaved' for a run that neither the service nor any directory took).
+    ``fallback`` says why the run is not in the spool directory itself (empty when it is)."""
 
     outcome: str
     status_code: int | None = None
     detail: str = ""
     response: Mapping[str, Any] | None = None
     path: str = ""
+    fallback: str = ""
+
+
+class SpoolWriteError(OSError):
+    """No directory could take the run; ``errors`` says why, place by place."""
+
+    def __init__(self, errors: Sequence[str]) -> None:
+        super().__init__("; ".join(errors))
+        self.errors = list(errors)
+
+
+def fallback_dirs() -> list[Path]:
+    """Return where a run goes when its spool directory cannot take it, in order:
+    the system's temp directory (often another filesystem), then the user's home;
+    RIGBOARD_SPOOL_FALLBACK_DIRS (paths separated by ``os.pathsep``) replaces them."""
+    given = os.environ.get("RIGBOARD_SPOOL_FALLBACK_DIRS", "")
+    if given:
+        return [Path(part).expanduser() for part in given.split(os.pathsep) if part]
+    return [Path(tempfile.gettempdir()) / "rigboard-spool", Path.home() / "rigboard-spool"]
 
 
 @dataclass
 class FlushResult:
+    """What a flush did: uuids posted, rejected, still waiting, and the spool
+    files it quarantined as "<path>: <reason>"."""
+
     posted: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     remaining: list[str] = field(default_factory=list)
+    quarantined: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, list[str]]:
-        return {"posted": self.posted, "rejected": self.rejected, "remaining": self.remaining}
+        return {
+            "posted": self.posted,
+            "rejected": self.rejected,
+            "remaining": self.remaining,
+            "quarantined": self.quarantined,
+        }
 
 
 class ServiceClient:
@@ -83,6 +130,10 @@ class ServiceClient:
     @property
     def rejected_dir(self) -> Path:
         return self.spool_dir / "rejected"
+
+    @property
+    def quarantine_dir(self) -> Path:
+        return self.spool_dir / "quarantine"
 
     def close(self) -> None:
         self.session.close()
@@ -101,7 +152,7 @@ class ServiceClient:
             body_in = None
         if resp.status_code in (200, 201):
             return Delivery("posted", status_code=resp.status_code, response=body_in)
-        detail = f"HTTP {resp.status_code}: " + (json.dumps(body_in) if body_in is not None else resp.text[:2000])
+        detail = f"HTTP {resp.status_code}: " + (json.dumps(body_in) if body_in is not None else answer_text(resp))
         if resp.status_code >= 500 or resp.status_code in _RETRY_STATUSES:
             return Delivery("unreachable", status_code=resp.status_code, detail=detail)
         return Delivery("rejected", status_code=resp.status_code, detail=detail)
@@ -112,48 +163,111 @@ class ServiceClient:
 
     def keep(self, payload: Mapping[str, Any], delivery: Delivery) -> Delivery:
         """Return ``delivery`` for the whole run ``payload``, having written the
-        run to the spool (unreachable) or to rejected/ (rejected) first."""
-        if delivery.outcome == "unreachable":
-            path = self._write(self.spool_dir, payload, None)
-            return Delivery("spooled", delivery.status_code, delivery.detail, path=str(path))
-        if delivery.outcome == "rejected":
-            path = self._write(self.rejected_dir, payload, delivery)
-            return Delivery("rejected", delivery.status_code, delivery.detail, path=str(path))
-        return delivery
+        run to the spool (unreachable) or to rejected/ (rejected) first. Where
+        that directory cannot take it, the run goes to a fallback directory
+        (``fallback`` says why); where none can, the outcome is 'unsaved'."""
+        if delivery.outcome not in ("unreachable", "rejected"):
+            return delivery
+        outcome = "spooled" if delivery.outcome == "unreachable" else "rejected"
+        places = [self.spool_dir, *fallback_dirs()]
+        if outcome == "rejected":
+            places = [place / "rejected" for place in places]
+        record = delivery if outcome == "rejected" else None
+        try:
+            path, fallback = self._write_somewhere(places, payload, record)
+        except SpoolWriteError as exc:
+            detail = f"{delivery.detail}; the run could not be written anywhere: {exc}"
+            logger.error("run %s: %s", payload.get("uuid"), detail)
+            return Delivery("unsaved", delivery.status_code, detail, fallback=str(exc))
+        return Delivery(outcome, delivery.status_code, delivery.detail, path=str(path), fallback=fallback)
 
     def flush(self) -> FlushResult:
-        """Re-post every spooled run, oldest first; stop at the first that still cannot be delivered."""
+        """Re-post every spooled run (the spool directory's and the fallback
+        directories'), oldest first; stop at the first that still cannot be
+        delivered. A file that is not a run is quarantined and skipped."""
         result = FlushResult()
-        pending = (
-            sorted(self.spool_dir.glob("*.json"), key=lambda p: p.stat().st_mtime) if self.spool_dir.is_dir() else []
-        )
+        pending = sorted(self._pending(), key=_mtime)
         for index, path in enumerate(pending):
-            payload = json.loads(path.read_text())
+            payload = self._read(path, result)
+            if payload is None:
+                continue
             delivery = self.send("/api/runs/", payload)
             if delivery.outcome == "posted":
-                path.unlink()
+                _remove(path)
                 result.posted.append(payload["uuid"])
             elif delivery.outcome == "rejected":
-                self._write(self.rejected_dir, payload, delivery)
-                path.unlink()
+                if self.keep(payload, delivery).outcome == "rejected":
+                    _remove(path)
                 result.rejected.append(payload["uuid"])
             else:
                 # The service is still down: later runs would fail the same way.
-                result.remaining = [json.loads(p.read_text())["uuid"] for p in pending[index:]]
+                result.remaining = [p.stem for p in pending[index:] if p.is_file()]
                 break
         return result
 
     def spooled(self) -> list[str]:
-        """Return the uuids waiting in the spool."""
-        if not self.spool_dir.is_dir():
-            return []
-        return sorted(p.stem for p in self.spool_dir.glob("*.json"))
+        """Return the uuids waiting in the spool (its directory and the fallback directories)."""
+        return sorted(p.stem for p in self._pending())
+
+    def _pending(self) -> list[Path]:
+        found: dict[Path, Path] = {}  # by resolved path: a fallback may be the spool directory itself
+        for directory in (self.spool_dir, *fallback_dirs()):
+            with contextlib.suppress(OSError):
+                found.update((p.resolve(), p) for p in directory.glob("*.json") if p.is_file())
+        return list(found.values())
+
+    def _read(self, path: Path, result: FlushResult) -> dict[str, Any] | None:
+        """Return the run spooled at ``path``; None (and the file quarantined,
+        or left where it is when it cannot be read) when it is not one."""
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            return None  # another flush delivered it meanwhile
+        except OSError as exc:
+            logger.warning("spooled run %s cannot be read (%s); left where it is", path, exc)
+            return None
+        except ValueError as exc:  # cut short, not UTF-8, not JSON
+            self._quarantine(path, f"not valid JSON ({exc})", result)
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("uuid"), str):
+            self._quarantine(path, "not a run (a JSON object with a uuid)", result)
+            return None
+        return data
+
+    def _quarantine(self, path: Path, reason: str, result: FlushResult) -> None:
+        target = self.quarantine_dir / path.name
+        try:
+            self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+        except OSError as exc:
+            target = path
+            reason += f"; could not move it to {self.quarantine_dir} ({exc}), skipped"
+        logger.warning("spooled file %s quarantined: %s", target, reason)
+        result.quarantined.append(f"{target}: {reason}")
 
     def get_run(self, run_uuid: str, *, timeout_s: float | None = None) -> dict[str, Any]:
         """Return the stored run's detail; raise requests.HTTPError when it is not there."""
         resp = self.session.get(f"{self.url}/api/runs/{run_uuid}/", timeout=timeout_s or self.timeout_s)
         resp.raise_for_status()
         return dict(resp.json())
+
+    def _write_somewhere(
+        self, places: Sequence[Path], payload: Mapping[str, Any], delivery: Delivery | None
+    ) -> tuple[Path, str]:
+        """Write the run to the first of ``places`` that takes it; return (its
+        path, why the places before it did not, '' for the first). Raise
+        SpoolWriteError when none does."""
+        errors: list[str] = []
+        for place in places:
+            try:
+                path = self._write(place, payload, delivery)
+            except OSError as exc:
+                errors.append(f"{place}: {exc.strerror or exc}")
+                continue
+            if errors:
+                logger.warning("run %s written to %s: %s", payload.get("uuid"), path, "; ".join(errors))
+            return path, "; ".join(errors)
+        raise SpoolWriteError(errors)
 
     @staticmethod
     def _write(directory: Path, payload: Mapping[str, Any], delivery: Delivery | None) -> Path:
@@ -162,11 +276,53 @@ class ServiceClient:
         data: Any = payload
         if delivery is not None:
             data = {"payload": payload, "status_code": delivery.status_code, "error": delivery.detail}
-        # Write then rename: a crash mid-write must not leave a truncated run.
+        # Write then rename: a crash mid-write must not leave a truncated run, and
+        # a write that fails (a full disk) leaves no temp file behind.
         tmp = directory / f".{payload['uuid']}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        tmp.replace(target)
+        try:
+            with tmp.open("w") as out:
+                out.write(json.dumps(data, indent=1, sort_keys=True))
+                out.flush()
+                os.fsync(out.fileno())
+            tmp.replace(target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
         return target
+
+
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
+
+
+def answer_text(resp: requests.Response) -> str:
+    """Return a one-line account of a non-JSON answer: an HTML page (a proxy's
+    error page, a debug page) by its title, anything else by its first line."""
+    text = resp.text or ""
+    if "html" in resp.headers.get("Content-Type", "") or text.lstrip()[:15].lower().startswith(("<!doctype", "<html")):
+        title = _TITLE.search(text)
+        summary = html.unescape(" ".join(title.group(1).split())) if title else "no title"
+        return f"an HTML page ({summary[:200]})"
+    first = text.strip().splitlines()[0] if text.strip() else "(empty body)"
+    return first[:300]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _remove(path: Path) -> None:
+    # A spool the runner may no longer write (read-only): the run was delivered,
+    # and a second POST of it changes nothing on the service.
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        logger.warning("delivered %s but could not remove it (%s)", path, exc)
 
 
 # What the finish endpoint takes from the whole run document.
@@ -208,6 +364,45 @@ class LiveRun:
         self._points: list[dict[str, Any]] = []
         self._pending_samples: list[dict[str, Any]] = []
         self._pending_points: list[dict[str, Any]] = []
+        self._last_sent = 0.0  # time.monotonic() of the last request that reached the run
+        self._beating = threading.Event()
+        self._heart: threading.Thread | None = None
+
+    def stop_heartbeat(self) -> None:
+        """Stop the heartbeat thread (safe to call twice, or when none runs)."""
+        self._beating.set()
+        if self._heart is not None:
+            self._heart.join(timeout=LIVE_TIMEOUT_S + 5)
+            self._heart = None
+
+    def _start_heartbeat(self, client: ServiceClient) -> None:
+        if self._heart is not None:
+            return
+        self._last_sent = time.monotonic()
+        self._heart = threading.Thread(
+            target=self._beat, args=(client,), name=f"heartbeat-{self.run_uuid}", daemon=True
+        )
+        self._heart.start()
+
+    def _beat(self, client: ServiceClient) -> None:
+        # Its own session: requests' sessions are not shared between threads.
+        with requests.Session() as session:
+            session.headers.update(client.session.headers)
+            while not self._beating.wait(timeout=min(HEARTBEAT_S / 4, 15.0)):
+                if self.stopped or time.monotonic() - self._last_sent < HEARTBEAT_S:
+                    continue
+                self._last_sent = time.monotonic()
+                try:
+                    resp = session.post(
+                        f"{client.url}/api/runs/{self.run_uuid}/samples/",
+                        json={"samples": [], "sweep_points": []},
+                        timeout=LIVE_TIMEOUT_S,
+                    )
+                except requests.RequestException as exc:
+                    logger.info("run %s: heartbeat not delivered (%s)", self.run_uuid, exc)
+                    continue
+                if resp.status_code == 409:
+                    return  # the service closed the run: the next append tells the measuring
 
     def open(self, document: Mapping[str, Any]) -> None:
         """Post ``document`` (the run with status running) to open the run on the service."""
@@ -241,6 +436,7 @@ class LiveRun:
         ``deliver_by`` (a time.monotonic() deadline) every request is cut to the
         time left, and with none left the run goes straight to the spool."""
         client = self.client
+        self.stop_heartbeat()
         if client is None:
             return Delivery("not_posted")
         if self.ended is not None:
@@ -290,6 +486,7 @@ class LiveRun:
             logger.warning("run %s: %s", self.run_uuid, self.stopped)
             return
         self.opened = True
+        self._start_heartbeat(client)
         if opened.status_code == 200 and (self._pending_samples or self._pending_points):
             # The run was already open (an earlier open got through unanswered): append what it lacks.
             self._append(client)
@@ -303,6 +500,7 @@ class LiveRun:
         timeout = min(client.timeout_s, LIVE_TIMEOUT_S)
         appended = client.send(f"/api/runs/{self.run_uuid}/samples/", body, timeout_s=timeout)
         if appended.outcome == "posted":
+            self._last_sent = time.monotonic()
             self._pending_samples, self._pending_points = [], []
             return
         self.appends_failed += 1

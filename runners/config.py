@@ -26,6 +26,10 @@ _SPEC_TYPES = {
     "draft-dspark": "unknown",
 }
 
+# Every name llama-server's --spec-type takes (common/speculative.cpp,
+# common_speculative_type_from_name_map); a comma list of them is allowed.
+LLAMA_SPEC_TYPES = (*_SPEC_TYPES, "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
+
 DEFAULT_SWEEP_DEPTHS = (4096, 8192, 16384, 32768, 65536, 131072, 202752, 262144)
 
 # ``attach.engine`` for a server known only to be OpenAI-compatible: the runner
@@ -109,6 +113,22 @@ class ServerConfig:
         if self.chat_template_kwargs:
             args += ["--chat-template-kwargs", json.dumps(self.chat_template_kwargs, sort_keys=True)]
         return args + list(self.extra_args)
+
+    def spec_type_error(self) -> str:
+        """Return why llama-server would refuse ``spec_type``, '' when it takes it.
+        The service's own names for the same methods (``mtp``, ``eagle``…) are
+        not llama-server's: the message names the one to write instead."""
+        if not self.spec_type.strip():
+            return ""  # llama-server's default: none
+        service_names = {v: k for k, v in _SPEC_TYPES.items() if v not in ("none", "unknown")}
+        for name in (part.strip() for part in self.spec_type.split(",")):
+            if name in LLAMA_SPEC_TYPES:
+                continue
+            hint = f" (the service's name for llama-server's {service_names[name]})" if name in service_names else ""
+            if name == "ngram":
+                hint = " (the service's name for the ngram-* types)"
+            return f"{name!r} is not a llama-server --spec-type{hint}; one of {', '.join(LLAMA_SPEC_TYPES)}"
+        return ""
 
     def speculative_type(self) -> str:
         """Return the service's speculative_type for ``spec_type`` (first of a comma list)."""
@@ -210,6 +230,9 @@ class RigConfig:
         if self.server is not None:
             if not self.server.model:
                 raise ConfigError("server.model", "required: the path of the model file")
+            spec_type_error = self.server.spec_type_error()
+            if spec_type_error:
+                raise ConfigError("server.spec_type", spec_type_error)
             if self.server.spec_type.startswith("draft-simple") and not self.server.draft_model:
                 raise ConfigError("server.draft_model", "required with spec_type draft-simple")
             if not 0 <= self.server.port <= 65535:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ from runners.suite import SuiteResult, run_suite
 from runners.sweep import SweepPoint, run_sweep
 from runners.workload import Workload
 
+logger = logging.getLogger(__name__)
+
 Progress = Callable[[str, int, int], None]
 # Wraps the measuring (flush, server start, suite, sweep) but not the server's
 # stop nor the delivery: the Celery task's soft time limit.
@@ -53,7 +56,11 @@ class JobResult:
     ``status`` is finished, failed or aborted; ``delivered`` is posted, spooled,
     rejected, not_posted or closed_on_service, with the HTTP status
     (``http_status``), why (``delivery_detail``) and the spool file
-    (``spool_path``, '' when none). ``opened``: the run was live on the service
+    (``spool_path``, '' when none); delivered 'unsaved' when no directory could
+    take the run. ``spool_fallback`` says why the run is not in the spool
+    directory itself (it went to a fallback directory, or nowhere: 'unsaved'),
+    '' otherwise; ``unsaved_json`` is the run when it is 'unsaved' (the caller
+    must show it). ``opened``: the run was live on the service
     while measured; ``live_detail`` says why live updates stopped ('' if they
     did not); ``ended_by_service`` why the service stopped the run ('' when it
     did not). ``table``, ``summary_line`` and ``sweep_table`` are the texts a
@@ -77,6 +84,8 @@ class JobResult:
     summary_line: str
     sweep_table: str
     flushed: dict[str, list[str]] | None
+    spool_fallback: str = ""
+    unsaved_json: str = ""
     concurrency_table: str = ""  # the concurrency levels' table ('' without a concurrency sweep)
 
     def summary(self) -> dict[str, Any]:
@@ -98,8 +107,10 @@ def _workload(config: RigConfig) -> Workload:
 
 def _server(config: RigConfig, run_uuid: str) -> ServerHandle:
     if config.server is not None:
-        log_dir = Path(config.cache_dir).expanduser() / "logs" / run_uuid
-        return LlamaServer(config.server, log_dir=log_dir).start()
+        cache_dir = Path(config.cache_dir).expanduser()
+        return LlamaServer(
+            config.server, log_dir=cache_dir / "logs" / run_uuid, state_dir=cache_dir / "servers"
+        ).start()
     if config.attach is None:
         raise ConfigError("attach", "give [server] or [attach]")
     return AttachedServer(config.attach).start()
@@ -120,6 +131,7 @@ def run_job(
     progress: Progress | None = None,
     guard: Guard | None = None,
     deliver_by: float | None = None,
+    on_sample: Callable[[dict[str, Any]], None] | None = None,
 ) -> JobResult:
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
@@ -137,7 +149,10 @@ def run_job(
     the run is spooled if the time is up. Raise ConfigError for a bad spec and
     runners.server.ServerError when the server cannot be started or reached —
     in both cases nothing was measured or posted; an exception from ``guard``
-    or EndedByService before the server is up is raised as well."""
+    or EndedByService before the server is up is raised as well. ``on_sample(sample)``
+    sees each measured repetition (the run document's sample) once it is kept;
+    raising EndedByService there stops the measuring as the service's word does
+    (a tuning campaign prunes a trial so)."""
     config = RigConfig.from_mapping(spec)
     workload = _workload(config)
     run_uuid = config.run_uuid or str(uuid.uuid4())
@@ -145,10 +160,12 @@ def run_job(
     client = client_for(config)
     live = LiveRun(client, run_uuid)
     try:
-        measurement = _Measurement(config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify)
+        measurement = _Measurement(
+            config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify, on_sample=on_sample
+        )
         payload = measurement.run(client, guard or contextlib.nullcontext)
         if config.output_path:
-            Path(config.output_path).expanduser().write_text(json.dumps(payload, indent=1))
+            _write_output(Path(config.output_path).expanduser(), payload)
         try:
             if measurement.ended is not None and not live.opened and not payload["samples"]:
                 delivery = Delivery("not_posted", detail=f"{measurement.ended}; nothing had been measured")
@@ -165,6 +182,7 @@ def run_job(
         if measurement.ended is None and live.ended is None:
             notify("post", 1, 1)  # not for a run the service ended: nothing more to tell it
     finally:
+        live.stop_heartbeat()
         if client is not None:
             client.close()
     return _result(payload, delivery, measurement, live)
@@ -179,6 +197,7 @@ class _Measurement:
     run_uuid: str
     live: LiveRun
     notify: Progress
+    on_sample: Callable[[dict[str, Any]], None] | None = None
     suite: SuiteResult = field(default_factory=SuiteResult)
     points: list[SweepPoint] = field(default_factory=list)
     levels: list[LevelResult] = field(default_factory=list)
@@ -245,7 +264,7 @@ class _Measurement:
             monitor=monitor,
             session=session,
             progress=self.notify,
-            on_sample=lambda sample: self._add(samples=[sample.payload()]),
+            on_sample=self._sample,
             result=self.suite,
         )
         if self.suite.status == "finished" and self.config.sweep.enabled:
@@ -274,6 +293,12 @@ class _Measurement:
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
+
+    def _sample(self, sample: Any) -> None:
+        payload = sample.payload()
+        self._add(samples=[payload])
+        if self.on_sample is not None:
+            self.on_sample(payload)
 
     def _add(self, **measured: list[dict[str, Any]]) -> None:
         # Called once a repetition or sweep point is in hand (kept in the suite
@@ -322,6 +347,19 @@ class _Measurement:
         )
 
 
+def _write_output(path: Path, payload: dict[str, Any]) -> None:
+    # The extra copy the user asked for: a failure to write it (a full disk)
+    # must not stop the run's delivery.
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(json.dumps(payload, indent=1))
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        logger.warning("could not write the run to %s (%s); delivering it anyway", path, exc)
+
+
 def limit_text(exc: SoftTimeLimitExceeded) -> str:
     """Return the time limit's message ("soft time limit (10 s) exceeded");
     billiard's str() of the exception is its repr."""
@@ -356,6 +394,8 @@ def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measureme
         sweep_table=report.sweep_table(points) if points else "",
         concurrency_table=concurrency_table(payload.get("concurrency_levels") or []),
         flushed=measurement.flushed,
+        spool_fallback=delivery.fallback,
+        unsaved_json=json.dumps(payload, sort_keys=True) if delivery.outcome == "unsaved" else "",
     )
 
 

@@ -4,11 +4,14 @@ healthy, describe it, stop it.
 Every way a launch can go wrong becomes a ServerError with a ``kind`` and the
 server's log tail *before* any repetition is measured, so a bad config never
 produces a counted run.
+
+A launched server does not outlive its runner: see runners/orphans.py.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import shutil
@@ -23,8 +26,11 @@ from typing import Any
 
 import requests
 
-from runners.config import GENERIC_OPENAI, AttachConfig, ServerConfig, command_line_text
+from runners.config import GENERIC_OPENAI, AttachConfig, ConfigError, ServerConfig, command_line_text
 from runners.gguf import GgufError, GgufHeader, read_header
+from runners.orphans import die_with_parent, record_server, stop_orphans
+
+logger = logging.getLogger(__name__)
 
 # (kind, pattern in the server's log, what to tell the user), checked in order.
 _FAILURE_PATTERNS = [
@@ -184,12 +190,19 @@ class LlamaServer(ServerHandle):
 
     managed = True
 
-    def __init__(self, config: ServerConfig, *, log_dir: str | Path | None = None) -> None:
+    def __init__(
+        self, config: ServerConfig, *, log_dir: str | Path | None = None, state_dir: str | Path | None = None
+    ) -> None:
         super().__init__("")
         self.config = config
         self.log_path = Path(log_dir or tempfile.mkdtemp(prefix="rigboard-server-")) / "llama-server.log"
+        # Where the running server is recorded, so that a runner killed outright
+        # leaves a record the next one acts on (None: not recorded).
+        self.state_dir = Path(state_dir).expanduser() if state_dir else None
         self.process: subprocess.Popen[bytes] | None = None
         self.argv: list[str] = []
+        self.orphans_stopped: list[int] = []
+        self._record: Path | None = None
 
     def start(self) -> LlamaServer:
         """Check the config, launch, wait for /health; raise ServerError on any failure."""
@@ -197,7 +210,9 @@ class LlamaServer(ServerHandle):
         for field_name in ("model", "draft_model"):
             path = getattr(self.config, field_name)
             if path and not Path(path).expanduser().is_file():
-                raise ServerError(f"server.{field_name}: no such file: {path}", kind="missing_model")
+                # A bad config (the CLI's exit 2), checked here rather than when the
+                # config is read: the service checks job specs without the rig's files.
+                raise ConfigError(f"server.{field_name}", f"no such file: {path}")
         bad = self.read_model_header(self.config.model)
         if bad is not None and bad.kind in ("not_gguf", "truncated"):
             # llama-server loads only GGUF: a file that is not one, or is cut short,
@@ -210,11 +225,26 @@ class LlamaServer(ServerHandle):
         self.argv = [binary, *self.config.argv(port=port)[1:]]
         self.command_line = command_line_text(self.argv)
         self.base_url = f"http://{self.config.host}:{port}"
+        if self.state_dir is not None:
+            self.orphans_stopped = stop_orphans(self.state_dir)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("wb") as log:
             # Own session: the stop signal reaches the server, not our process group.
-            self.process = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                self.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent(),  # noqa: PLW1509 - only a prctl and getppid run in the child
+            )
         try:
+            if self.state_dir is not None:
+                try:
+                    self._record = record_server(self.state_dir, self.process.pid)
+                except OSError as exc:  # a full or read-only cache: the parent-death signal still holds
+                    logger.warning(
+                        "could not record llama-server pid %s in %s: %s", self.process.pid, self.state_dir, exc
+                    )
             self._wait_healthy()
         except BaseException:
             self.stop()
@@ -272,16 +302,19 @@ class LlamaServer(ServerHandle):
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after ``stop_grace_s``; safe to call twice."""
         proc = self.process
-        if proc is None or proc.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=self.config.stop_grace_s)
-        except subprocess.TimeoutExpired:
+        if proc is not None and proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=self.config.stop_grace_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=30)
+        if self._record is not None:
+            with contextlib.suppress(OSError):
+                self._record.unlink()
+            self._record = None
 
 
 class AttachedServer(ServerHandle):

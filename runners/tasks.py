@@ -211,6 +211,11 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
     except Exception as exc:  # the job failed; the service must hear why, whatever it was
         logger.exception("job %s failed", job["id"])
         return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
+    if result.unsaved_json:
+        # No directory took the run (full or read-only disks): the worker's log is the last place left.
+        logger.error(
+            "job %s: run %s could not be written anywhere: %s", job["id"], result.run_uuid, result.unsaved_json
+        )
     if result.ended_by_service:
         return _ended_on_service(reporter, job, result)
     run_status = result.status

@@ -5,18 +5,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from leaderboard.boards.charts import DistributionSeries, RepetitionData, SweepPointData, SweepSeries
+from leaderboard.boards.charts import (
+    DistributionSeries,
+    RepetitionData,
+    SweepPointData,
+    SweepSeries,
+    ctx_tokens_from_label,
+)
 from leaderboard.boards.rows import run_label
 from leaderboard.results.models import Run
 
 
 def sweep_series(run: Run) -> SweepSeries:
-    """Return the run's prefetched sweep points as one chart series."""
+    """Return the run's prefetched sweep points as one chart series. A point
+    printed only as a label ('198K') is placed at the count its label stands for,
+    so it is drawn in every pane; its label still names it."""
     return SweepSeries(
         label=run_label(run),
         points=[
             SweepPointData(
-                ctx_tokens=p.ctx_tokens,
+                ctx_tokens=p.ctx_tokens if p.ctx_tokens is not None else ctx_tokens_from_label(p.ctx_label),
                 ctx_label=p.ctx_label,
                 prefill_tokens_per_s=p.prefill_tokens_per_s,
                 decode_tokens_per_s=p.decode_tokens_per_s,

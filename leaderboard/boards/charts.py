@@ -10,6 +10,7 @@ a figure. Every hover text names its unit.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,18 +63,43 @@ class _Pane:
     x_unit: str = "tokens of context"
 
 
+def _per_watt(p: SweepPointData) -> float | None:
+    if p.decode_tokens_per_s is None or not p.power_w:
+        return None
+    return p.decode_tokens_per_s / p.power_w
+
+
+# Seed 001's panes, under its own names ("efficiency vs context", "power range").
 SWEEP_PANES = (
     _Pane("Prefill vs context", "context (tokens)", "prefill t/s", lambda p: p.ctx_tokens,
           lambda p: p.prefill_tokens_per_s, "t/s"),
     _Pane("Decode vs context", "context (tokens)", "decode t/s", lambda p: p.ctx_tokens,
           lambda p: p.decode_tokens_per_s, "t/s"),
     _Pane("TTFT vs context", "context (tokens)", "TTFT ms", lambda p: p.ctx_tokens, lambda p: p.ttft_ms, "ms"),
-    _Pane("Power vs context", "context (tokens)", "power W", lambda p: p.ctx_tokens, lambda p: p.power_w, "W"),
+    _Pane("Power range vs context", "context (tokens)", "power W", lambda p: p.ctx_tokens, lambda p: p.power_w, "W"),
+    _Pane("Efficiency vs context", "context (tokens)", "decode t/s per W", lambda p: p.ctx_tokens, _per_watt,
+          "t/s per W"),
     _Pane("Energy efficiency vs context", "context (tokens)", "tokens/kWh", lambda p: p.ctx_tokens,
           lambda p: p.tokens_per_kwh, "tokens/kWh"),
     _Pane("Efficiency vs power", "power W", "tokens/kWh", lambda p: p.power_w, lambda p: p.tokens_per_kwh,
           "tokens/kWh", x_log=False, x_unit="W"),
 )  # fmt: skip
+
+
+def ctx_tokens_from_label(label: str) -> int | None:
+    """Return the token count a printed context label stands for ('198K' → 198 × 1024,
+    as the articles' 4K…128K are); None when the label is not of that form."""
+    text = (label or "").strip().upper()
+    multiplier = 1
+    if text.endswith("K"):
+        text, multiplier = text[:-1], 1024
+    elif text.endswith("M"):
+        text, multiplier = text[:-1], 1024 * 1024
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return round(value * multiplier) if value > 0 else None
 
 
 def _ctx_label(tokens: int) -> str:
@@ -278,9 +304,18 @@ class DistributionSeries:
     published_mean: float | None = None
 
 
+def _short_label(label: str) -> str:
+    # "#12 rig · model · engine spec" → "#12" over the engine: the full label is in the hover.
+    head, _, rest = label.partition(" ")
+    tail = rest.rsplit(" · ", 1)[-1] if " · " in rest else ""
+    return f"{_esc(head)}<br>{_esc(tail)}" if tail else _esc(head)
+
+
 def distributions_figure(series: Sequence[DistributionSeries]) -> Figure:
     """Return the compared runs' decode t/s side by side: one strip of raw
-    repetitions per run, or a diamond at the published mean for a run without samples."""
+    repetitions per run, or a diamond at the published mean for a run without
+    samples. Up to six runs stay readable: short horizontal tick labels (run
+    number and engine), no legend, full labels in the hover."""
     data: list[dict[str, Any]] = []
     for i, s in enumerate(series):
         name = _esc(s.label)
@@ -312,10 +347,12 @@ def distributions_figure(series: Sequence[DistributionSeries]) -> Figure:
             )
     layout = _base_layout(
         height=360,
+        showlegend=False,
         xaxis={
             "tickmode": "array",
             "tickvals": list(range(len(series))),
-            "ticktext": [_esc(s.label) for s in series],
+            "ticktext": [_short_label(s.label) for s in series],
+            "tickangle": 0,
             "range": [-0.5, len(series) - 0.5],
             "zeroline": False,
             "showgrid": False,
@@ -333,9 +370,18 @@ class StepData:
     detail: str = ""
 
 
-def steps_figure(steps: Sequence[StepData], *, axis_title: str = "decode t/s", unit: str = "t/s") -> Figure:
-    """Return a tuning journey (seed 003's phases) as a line through each step's figure, in order."""
+def steps_figure(
+    steps: Sequence[StepData],
+    *,
+    side_tests: Sequence[StepData] = (),
+    axis_title: str = "decode t/s",
+    unit: str = "t/s",
+) -> Figure:
+    """Return a tuning journey (seed 003's phases) as a line through each step's
+    figure, in order; side tests (no phase) as separate markers after it, not joined
+    to the line, so none reads as the journey's final phase."""
     shown = [s for s in steps if s.value is not None]
+    side = [s for s in side_tests if s.value is not None]
     data = []
     if shown:
         data.append(
@@ -361,6 +407,176 @@ def steps_figure(steps: Sequence[StepData], *, axis_title: str = "decode t/s", u
             "automargin": True,
         },
         yaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
+        showlegend=bool(side),
+        # Above the plot: the step names are long and rotate into the space below.
+        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+    )
+    if data:
+        data[0]["name"] = "phases"
+    if side:
+        first = len(shown) + 1
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "side test (not a phase)",
+                "x": list(range(first, first + len(side))),
+                "y": [s.value for s in side],
+                "marker": {"color": _color(1), "size": 11, "symbol": "x"},
+                "hovertext": [
+                    f"side test: {_esc(s.label)}<br>{_fmt(s.value, 2)} {unit}"
+                    + (f"<br>{_esc(s.detail)}" if s.detail else "")
+                    for s in side
+                ],
+                "hoverinfo": "text",
+            }
+        )
+        layout["xaxis"]["tickvals"] = list(range(1, first + len(side)))
+        layout["xaxis"]["ticktext"] = [*layout["xaxis"]["ticktext"], *[f"({_esc(s.label)})" for s in side]]
+    return {"data": data, "layout": layout}
+
+
+_POWER_LAW = re.compile(
+    r"=\s*(?P<a>[0-9.eE+-]+)\s*[*×]\s*\(\s*(?P<b>[0-9.]+)\s*-\s*(?P<x>[A-Za-z_]+)\s*\)\s*\^\s*(?P<alpha>[0-9.]+)"
+)
+
+
+@dataclass(frozen=True)
+class PowerLaw:
+    """``y = a × (b − x)^alpha``, as seed 003 printed its fit."""
+
+    a: float
+    b: float
+    alpha: float
+    x_name: str
+
+
+def power_law_from(formula: str) -> PowerLaw | None:
+    """Return the power law a formula like ``tok/s = 9.81e-6 * (42 - model_size_gb)^4.247``
+    states; None for any other shape."""
+    match = _POWER_LAW.search(formula or "")
+    if match is None:
+        return None
+    try:
+        return PowerLaw(float(match["a"]), float(match["b"]), float(match["alpha"]), match["x"])
+    except ValueError:
+        return None
+
+
+def power_law_figure(law: PowerLaw, *, label: str, points: int = 41) -> Figure:
+    """Return the fitted curve over x in [0, b] (where the law is defined)."""
+    xs = [law.b * i / (points - 1) for i in range(points)]
+    ys = [law.a * (law.b - x) ** law.alpha for x in xs]
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": _esc(label),
+            "x": xs,
+            "y": ys,
+            "line": {"color": _color(4)},
+            "hovertext": [f"{_esc(law.x_name)} = {_fmt(x)}<br>{_fmt(y, 2)} t/s" for x, y in zip(xs, ys, strict=True)],
+            "hoverinfo": "text",
+        }
+    ]
+    layout = _base_layout(
+        height=300,
+        xaxis={"title": {"text": _esc(law.x_name)}},
+        yaxis={"title": {"text": "decode t/s (fit)"}, "rangemode": "tozero"},
         showlegend=False,
+    )
+    return {"data": data, "layout": layout}
+
+
+@dataclass(frozen=True)
+class _BoardAxis:
+    title: str
+    unit: str
+    value: Callable[[Any], float | None]
+
+
+BOARD_AXES = {
+    "tpkwh": _BoardAxis("tokens/kWh", "tokens/kWh", lambda row: row.tokens_per_kwh),
+    "vram": _BoardAxis("peak VRAM GiB", "GiB", lambda row: row.vram_peak_mib / 1024 if row.vram_peak_mib else None),
+    "power": _BoardAxis("power W", "W", lambda row: row.power_w_mean),
+}
+
+
+def board_scatter_figure(rows: Sequence[Any]) -> Figure:
+    """Return the leaderboard page as a picture: decode t/s against tokens/kWh,
+    peak VRAM or power (whichever most rows have), one colour per engine; rows
+    without that figure are left out. When fewer than three rows have any of
+    them, decode t/s per run as bars, still coloured by engine."""
+    counts = {key: sum(1 for r in rows if a.value(r) is not None) for key, a in BOARD_AXES.items()}
+    best = max(counts, key=lambda key: counts[key]) if counts else None
+    if best is None or counts[best] < 3:
+        return _board_bars(rows)
+    axis = BOARD_AXES[best]
+    data: list[dict[str, Any]] = []
+    if axis is not None:
+        engines = list(dict.fromkeys(r.engine for r in rows))
+        for i, engine in enumerate(engines):
+            shown = [r for r in rows if r.engine == engine and axis.value(r) is not None and r.decode_tokens_per_s_mean]
+            if not shown:
+                continue
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": _esc(engine),
+                    "x": [axis.value(r) for r in shown],
+                    "y": [r.decode_tokens_per_s_mean for r in shown],
+                    "marker": {"color": _color(i), "size": 10, "opacity": 0.85},
+                    "hovertext": [
+                        f"#{r.run_id} {_esc(r.rig)}<br>{_esc(r.model)} {_esc(r.quantization)}"
+                        f"<br>decode: {_fmt(r.decode_tokens_per_s_mean, 2)} t/s"
+                        f"<br>{axis.title}: {_fmt(axis.value(r), 1)} {axis.unit}"
+                        for r in shown
+                    ],
+                    "hoverinfo": "text",
+                }
+            )
+    layout = _base_layout(
+        height=380,
+        xaxis={"title": {"text": axis.title if axis else ""}, "rangemode": "tozero", "automargin": True},
+        yaxis={"title": {"text": "decode t/s"}, "rangemode": "tozero"},
+        legend={"orientation": "h", "y": -0.25, "title": {"text": "engine"}},
+    )
+    return {"data": data, "layout": layout}
+
+
+def _board_bars(rows: Sequence[Any]) -> Figure:
+    shown = [r for r in rows if r.decode_tokens_per_s_mean is not None][:30]
+    engines = list(dict.fromkeys(r.engine for r in shown))
+    data = []
+    for i, engine in enumerate(engines):
+        mine = [r for r in shown if r.engine == engine]
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": _esc(engine),
+                "x": [r.decode_tokens_per_s_mean for r in mine],
+                "y": [f"#{r.run_id} {_esc(r.model)}" for r in mine],
+                "marker": {"color": _color(i)},
+                "hovertext": [
+                    f"#{r.run_id} {_esc(r.rig)}<br>{_esc(r.model)} {_esc(r.quantization)}"
+                    f"<br>decode: {_fmt(r.decode_tokens_per_s_mean, 2)} t/s"
+                    for r in mine
+                ],
+                "hoverinfo": "text",
+            }
+        )
+    layout = _base_layout(
+        height=max(240, 24 * len(shown) + 110),
+        xaxis={"title": {"text": "decode t/s"}, "rangemode": "tozero"},
+        yaxis={
+            "autorange": "reversed",
+            "automargin": True,
+            "categoryorder": "array",
+            "categoryarray": [f"#{r.run_id} {_esc(r.model)}" for r in shown],
+        },
+        legend={"orientation": "h", "y": -0.15, "title": {"text": "engine"}},
+        margin={"l": 10, "r": 20, "t": 20, "b": 60},
     )
     return {"data": data, "layout": layout}

@@ -4,10 +4,11 @@ comparable. Pure: takes runs already loaded with their samples."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from leaderboard.boards.rows import LeaderboardRow, run_row
+from leaderboard.boards.selectors.noise import Spread, group_key
 from leaderboard.results.models import Run
 from runners import stats
 
@@ -36,6 +37,9 @@ class Compared:
     delta_pct: float | None
     test: TestResult | None
     means_only: bool
+    # The baseline configuration's run-to-run spread on its rig, when measured.
+    spread: Spread | None = None
+    verdict: str = ""
 
 
 def significance(test: str, sample: Sequence[float], baseline: Sequence[float]) -> TestResult:
@@ -69,14 +73,44 @@ def key_differences(runs: Sequence[Run]) -> list[str]:
     return differences or ["different comparison keys"]
 
 
+SIGNIFICANCE = 0.05
+
+
+def verdict(*, delta_pct: float | None, test: TestResult | None, spread: Spread | None) -> str:
+    """Return what a difference against the baseline means, in words.
+
+    A difference no larger than the run-to-run spread (max − min of the run
+    medians, in percent) of the baseline's configuration on its rig is "within
+    run-to-run spread" whatever a test on the repetitions says: repetitions
+    within one run vary less than runs do."""
+    if delta_pct is None:
+        return ""
+    direction = "faster" if delta_pct > 0 else "slower"
+    if spread is not None and abs(delta_pct) <= spread.range_pct:
+        return "within run-to-run spread"
+    if test is None or test.p_value is None:
+        return f"{direction} (published means, untested)"
+    if test.p_value < SIGNIFICANCE:
+        return direction
+    return "no significant difference"
+
+
 def compare_runs(
-    runs: Sequence[Run], *, baseline_id: int | None, test: str, usd_per_kwh: float
+    runs: Sequence[Run],
+    *,
+    baseline_id: int | None,
+    test: str,
+    usd_per_kwh: float,
+    spreads: Mapping[tuple[int, int, int, int, int], Spread] | None = None,
 ) -> tuple[list[Compared], Run | None]:
     """Return each run against the baseline (``baseline_id`` when it is among
     ``runs``, else the first), and the baseline. A run without raw samples on
-    either side is compared on the published means and flagged ``means_only``."""
+    either side is compared on the published means and flagged ``means_only``.
+    ``spreads`` (selectors.noise.spreads_for) gives each run's verdict its
+    run-to-run spread: the baseline's configuration's, else the run's own."""
     if not runs:
         return [], None
+    spreads = spreads or {}
     baseline = next((r for r in runs if r.pk == baseline_id), runs[0])
     base_samples = baseline.decode_samples()
     base_mean = baseline.decode_tokens_per_s_mean
@@ -94,6 +128,8 @@ def compare_runs(
                 result = TestResult(name, None, None, "no raw samples: published means only")
             else:
                 result = significance(test, samples, base_samples)
+        spread = spreads.get(group_key(baseline)) or spreads.get(group_key(run))
+        delta_pct = (ratio - 1) * 100 if ratio is not None else None
         out.append(
             Compared(
                 run=run,
@@ -101,9 +137,11 @@ def compare_runs(
                 samples=samples,
                 is_baseline=is_baseline,
                 ratio=ratio,
-                delta_pct=(ratio - 1) * 100 if ratio is not None else None,
+                delta_pct=delta_pct,
                 test=result,
                 means_only=means_only,
+                spread=spread,
+                verdict="" if is_baseline else verdict(delta_pct=delta_pct, test=result, spread=spread),
             )
         )
     return out, baseline

@@ -100,20 +100,59 @@ class LeaderboardRow:
     source_title: str
     source_url: str
     date: datetime
+    # What the figures are: 'samples', 'published' or 'sweep' (a sweep-only
+    # run ranked by its shortest context's figures).
+    summary_source: str = ""
+    # A reported run's API price as its article printed it (seed 002's cloud row).
+    cost_usd_per_mtok: float | None = None
+    # The date its source gives (YYYY, YYYY-MM or YYYY-MM-DD); '' for measured runs.
+    published_date: str = ""
+    vram_peak_mib: float | None = None
+    failed_checks: int = 0
+    model_file_id: int | None = None
+    gpu_models: tuple[str, ...] = ()
+    source_id: int | None = None
+    source_author: str = ""
+    source_key: str = ""
 
     @property
     def stack(self) -> str:
         return f"{self.engine} {self.build}".strip()
 
+    @property
+    def is_sweep(self) -> bool:
+        return self.summary_source == "sweep"
+
+    @property
+    def date_label(self) -> str:
+        """Return the date a visitor should read: the source's for a reported run, else the run's day."""
+        if self.provenance == "reported" and self.published_date:
+            return self.published_date
+        if self.provenance == "reported":
+            return "undated"
+        return self.date.strftime("%Y-%m-%d")
+
     def export(self) -> dict[str, Any]:
-        """Return the row as the CSV / JSON exports write it (plain values, ISO date)."""
-        out: dict[str, Any] = {name: getattr(self, name) for name in EXPORT_COLUMNS}
+        """Return the row as the CSV / JSON exports write it (plain values, ISO date,
+        floats rounded to 4 decimals so a mean prints 249.303, not 249.30300000000003)."""
+        out: dict[str, Any] = {name: export_value(getattr(self, name)) for name in EXPORT_COLUMNS}
         out["date"] = self.date.isoformat()
         return out
 
 
-# The exported columns, in order: every row field but the internal rig id.
-EXPORT_COLUMNS = [name for name in LeaderboardRow.__dataclass_fields__ if name != "rig_id"]
+def export_value(value: Any) -> Any:
+    """Return ``value`` as an export writes it: floats rounded to 4 decimals, the rest unchanged."""
+    if isinstance(value, float):
+        return round(value, 4)
+    return value
+
+
+# The exported columns, in order: every row field but the internal ids.
+EXPORT_COLUMNS = [
+    name
+    for name in LeaderboardRow.__dataclass_fields__
+    if name not in ("rig_id", "model_file_id", "gpu_models", "source_id", "source_author")
+]
 
 
 # The Run columns a row is built from, as ``QuerySet.values()`` names them.
@@ -123,13 +162,24 @@ ROW_VALUES = (
     "model_file__active_params_b", "configuration__speculative_type", "configuration__ctx_size", "workload__name",
     "workload__version", "acceptance_pct", "n_samples", "decode_tokens_per_s_mean", "decode_tokens_per_s_stdev",
     "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
-    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at",
+    "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at", "summary_source",
+    "cost_usd_per_mtok", "source__published_date", "model_file_id", "source_id", "source__author_handle",
+    "source__key",
 )  # fmt: skip
 
 
-def row_from_values(v: Mapping[str, Any], *, gpus: str, usd_per_kwh: float) -> LeaderboardRow:
+def row_from_values(
+    v: Mapping[str, Any],
+    *,
+    gpus: str,
+    usd_per_kwh: float,
+    gpu_models: tuple[str, ...] = (),
+    vram_peak_mib: float | None = None,
+    failed_checks: int = 0,
+) -> LeaderboardRow:
     """Return the leaderboard row of one run given as ``ROW_VALUES`` (a
-    ``values()`` dict) and its rig's GPU label: the one place a row is built."""
+    ``values()`` dict), its rig's GPU label and GPU models, and its samples'
+    peak VRAM and failed output checks: the one place a row is built."""
     return LeaderboardRow(
         run_id=v["pk"],
         rig_id=v["rig_id"],
@@ -164,19 +214,37 @@ def row_from_values(v: Mapping[str, Any], *, gpus: str, usd_per_kwh: float) -> L
         source_title=v["source__title"] or "",
         source_url=v["source__url"] or "",
         date=v["created_at"],
+        summary_source=v["summary_source"],
+        cost_usd_per_mtok=v["cost_usd_per_mtok"],
+        published_date=v["source__published_date"] or "",
+        vram_peak_mib=vram_peak_mib,
+        failed_checks=failed_checks,
+        model_file_id=v["model_file_id"],
+        gpu_models=gpu_models,
+        source_id=v["source_id"],
+        source_author=v["source__author_handle"] or "",
+        source_key=v["source__key"] or "",
     )
 
 
 def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
-    """Return ``run`` as a leaderboard row; ``run`` must carry its related rows
-    and its rig's prefetched GPUs, or this costs queries per row."""
+    """Return ``run`` as a leaderboard row; ``run`` must carry its related rows,
+    its prefetched samples and its rig's prefetched GPUs, or this costs queries per row."""
     values: dict[str, Any] = {}
     for name in ROW_VALUES:
         # "model_file__name" is run.model_file.name; "pk", run.pk. No source: None.
         head, _, attr = name.partition("__")
         related = getattr(run, head)
         values[name] = (getattr(related, attr) if related is not None else None) if attr else related
-    return row_from_values(values, gpus=run.rig.gpu_summary(), usd_per_kwh=usd_per_kwh)
+    samples = list(run.samples.all())
+    return row_from_values(
+        values,
+        gpus=run.rig.gpu_summary(),
+        usd_per_kwh=usd_per_kwh,
+        gpu_models=tuple(dict.fromkeys(g.model for g in run.rig.gpus.all())),
+        vram_peak_mib=max((s.vram_peak_mib for s in samples if s.vram_peak_mib is not None), default=None),
+        failed_checks=sum(1 for s in samples if s.output_ok is False),
+    )
 
 
 def run_label(run: Run) -> str:

@@ -11,6 +11,8 @@ urlpatterns = [
     path("leaderboard.csv", views.leaderboard_csv, name="leaderboard-csv"),
     path("leaderboard.json", views.leaderboard_json, name="leaderboard-json"),
     path("rigs/<int:rig_id>/", views.rig_page, name="rig"),
+    path("gpus/<path:model>/", views.gpu_page, name="gpu"),
+    path("models/<int:model_file_id>/", views.model_page, name="model"),
     path("runs/<int:run_id>/", views.run_page, name="run"),
     path("compare/", views.compare_page, name="compare"),
     path("sweeps/", views.sweeps_page, name="sweeps"),
@@ -18,4 +20,5 @@ urlpatterns = [
     path("published/comparisons/", views.published_comparisons, name="published-comparisons"),
     path("published/comparisons/<int:comparison_id>/", views.published_comparison, name="published-comparison"),
     path("published/experiments/", views.experiments, name="experiments"),
+    path("published/sources/<int:source_id>/", views.source_page, name="source"),
 ]

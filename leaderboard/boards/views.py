@@ -3,36 +3,153 @@ charts.py, and renders a template. No view writes."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template import loader
 from django.views.decorators.http import require_GET
 
 from leaderboard.boards import chartdata, charts
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
 from leaderboard.boards.exports import rows_csv, rows_json
-from leaderboard.boards.filters import COLUMN_ORDER, SORTS
+from leaderboard.boards.filters import DEFAULT_SORT, SORTS
 from leaderboard.boards.rows import run_label, run_row
 from leaderboard.boards.selectors.concurrency import concurrency_board, concurrency_view, latency_figures
-from leaderboard.boards.selectors.leaderboard import leaderboard_view, rig_board, usd_per_kwh_from
-from leaderboard.boards.selectors.published import comparison_detail, comparisons_list, experiment_journeys
-from leaderboard.boards.selectors.runs import parse_run_ids, run_detail, runs_for_compare, sweep_rows
+from leaderboard.boards.selectors.leaderboard import (
+    LeaderboardView,
+    leaderboard_view,
+    rig_board,
+    rows_by_ids,
+    usd_per_kwh_from,
+)
+from leaderboard.boards.selectors.noise import rig_spreads, spreads_for
+from leaderboard.boards.selectors.published import (
+    comparison_detail,
+    comparisons_list,
+    experiment_journeys,
+    source_detail,
+)
+from leaderboard.boards.selectors.runs import (
+    MAX_COMPARED,
+    parse_run_ids,
+    percentiles,
+    run_detail,
+    runs_for_compare,
+    same_key_peers,
+    sweep_rows,
+)
+from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
+from leaderboard.results.models import ModelFile, RigGpu, Run
+
+# The leaderboard's columns as (sort key or "", heading, css class), in the
+# order leaderboard_cells writes them. σ, n and range sit under the decode
+# figure, GPUs under the rig, so the desktop needs no sideways scrollbar;
+# "opt" columns are hidden on a phone until every column is asked for.
+COLUMNS = [
+    ("model", "Model", "col-model"),
+    ("decode", "Decode t/s", "num col-decode"),
+    ("engine", "Stack", "opt col-stack"),
+    ("rig", "Rig / GPUs", "opt col-rig"),
+    ("ctx", "Context", "num opt col-ctx"),
+    ("power", "Power W", "num opt col-power"),
+    ("tpkwh", "Tokens/kWh", "num opt col-tpkwh"),
+    ("cost", "$/MTok", "num opt col-cost"),
+    ("", "Peak VRAM GiB", "num opt col-vram"),
+    ("date", "Source · date", "opt col-source"),
+]
+
+
+def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) -> dict[str, Any]:
+    sort_key = view.sort.lstrip("-")
+    return {
+        "view": view,
+        "columns": COLUMNS,
+        "sorts": [(key, label) for key, (label, _) in SORTS.items()],
+        "ranked_by": SORTS[sort_key][0],
+        "ranked_descending": view.sort.startswith("-"),
+        "ranked_default": view.sort == DEFAULT_SORT,
+        "params": request.GET,
+        "default_price": _default_price(),
+        "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
+        "board_figure": charts.board_scatter_figure(view.rows),
+        "bar_figure": charts.bar_figure(
+            [
+                charts.BarItem(
+                    label=" · ".join(p for p in (f"{row.model} {row.quantization}".strip(), row.stack, row.rig) if p),
+                    value=row.decode_tokens_per_s_mean,
+                    error=row.decode_tokens_per_s_stdev,
+                    detail=row.model_class,
+                )
+                for row in view.rows[:15]
+            ]
+        ),
+        # A ranking across workloads is flagged unless one is chosen.
+        "mixed_workloads": (
+            len(workloads)
+            if len(workloads := {row.workload for row in view.rows}) > 1 and not request.GET.get("workload")
+            else 0
+        ),
+        **extra,
+    }
 
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
     view = leaderboard_view(request.GET)
-    columns = [(key, SORTS[key][0]) for key in COLUMN_ORDER]
-    context = {
-        "view": view,
-        "columns": columns,
-        "params": request.GET,
-        "default_price": _default_price(),
-        "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
-        "cboard": concurrency_board(request.GET, view.form),
-    }
+    context = _board_context(request, view)
+    context["cboard"] = concurrency_board(request.GET, view.form)
     return render(request, "boards/leaderboard.html", context)
+
+
+@require_GET
+def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
+    """The stacks ranked on one GPU model: the leaderboard with its GPU filter set."""
+    if not RigGpu.objects.filter(model=model).exists():
+        raise Http404("no rig has this GPU")
+    params = request.GET.copy()
+    params["gpu"] = model
+    view = leaderboard_view(params)
+    context = _board_context(request, view, scope_title=model, scope_kind="GPU", scope_param="gpu")
+    context["llama_bench_places"] = gpu_bench_places(gpu=model)
+    return render(request, "boards/scoped.html", context)
+
+
+@require_GET
+def model_page(request: HttpRequest, model_file_id: int) -> HttpResponse:
+    """The stacks and rigs ranked on one model file."""
+    model_file = ModelFile.objects.filter(pk=model_file_id).first()
+    if model_file is None:
+        raise Http404("no such model file")
+    params = request.GET.copy()
+    params["model_file"] = str(model_file_id)
+    view = leaderboard_view(params)
+    title = f"{model_file.name} {model_file.quantization}".strip()
+    context = _board_context(
+        request, view, scope_title=title, scope_kind="Model file", scope_param="model_file", model_file=model_file
+    )
+    return render(request, "boards/scoped.html", context)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Serve the icon browsers ask for at /favicon.ico whatever the static setup."""
+    icon = Path(settings.BASE_DIR) / "static" / "boards" / "favicon.ico"
+    response = HttpResponse(icon.read_bytes(), content_type="image/x-icon")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return render(request, "404.html", {"path": request.path}, status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    # No context processors, no database: whatever broke may be the database.
+    return HttpResponse(loader.get_template("500.html").render({}), status=500)
 
 
 def _default_price() -> float:
@@ -87,6 +204,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
         "bar_figure": bars,
         "usd_per_kwh": price,
         "timelines": timeline_links_for_rig(rig_id=rig_id),
+        "spreads": rig_spreads(rig_id=rig_id),
     }
     return render(request, "boards/rig.html", context)
 
@@ -100,6 +218,8 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     samples = list(run.samples.all())
     flags = sorted({str(flag) for s in samples for flag in (s.flags or [])})
     price = usd_per_kwh_from(request.GET.get("usd_per_kwh"))
+    peers = same_key_peers(run=run, usd_per_kwh=price)
+    per_rep_accept = [a for s in samples if (a := s.acceptance_pct) is not None]
     context = {
         "run": run,
         "row": run_row(run, usd_per_kwh=price),
@@ -107,11 +227,17 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "samples": samples,
         "flags": flags,
         "failed_checks": sum(1 for s in samples if s.output_ok is False),
+        "checked": sum(1 for s in samples if s.output_ok is not None),
         "sweep": sweep_rows(list(run.sweep_points.all())),
         "reps_figure": charts.repetitions_figure(run_label(run), reps, mean=run.decode_tokens_per_s_mean),
         "accept_figure": charts.acceptance_figure(reps),
         "sweep_figure": charts.sweep_figure([chartdata.sweep_series(run)]),
         "has_acceptance": any(r.acceptance_pct is not None for r in reps),
+        # Pooled acceptance weighs long repetitions more; the per-repetition mean is shown beside it.
+        "accept_mean": sum(per_rep_accept) / len(per_rep_accept) if per_rep_accept else None,
+        "ttft": percentiles([s.ttft_ms for s in samples if s.ttft_ms is not None]),
+        "peers": peers,
+        "peer_ids": ",".join(str(i) for i in [run.pk, *(p.run_id for p in peers)]),
         "latency": latency_figures(samples),
         "cv": concurrency_view([run], request.GET),
         "cv_single": True,
@@ -121,7 +247,8 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_GET
 def compare_page(request: HttpRequest) -> HttpResponse:
-    run_ids = parse_run_ids(request.GET.getlist("runs"))
+    asked = parse_run_ids([*request.GET.getlist("runs"), *request.GET.getlist("add")], limit=None)
+    run_ids, dropped = asked[:MAX_COMPARED], asked[MAX_COMPARED:]
     runs = runs_for_compare(run_ids=run_ids)
     test = request.GET.get("test") or DEFAULT_TEST
     if test not in TESTS:
@@ -129,7 +256,11 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     baseline_raw = request.GET.get("baseline") or ""
     price = usd_per_kwh_from(request.GET.get("usd_per_kwh"))
     compared, baseline = compare_runs(
-        runs, baseline_id=int(baseline_raw) if baseline_raw.isdigit() else None, test=test, usd_per_kwh=price
+        runs,
+        baseline_id=int(baseline_raw) if baseline_raw.isdigit() else None,
+        test=test,
+        usd_per_kwh=price,
+        spreads=spreads_for(runs),
     )
     context = {
         "compared": compared,
@@ -138,6 +269,8 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "tests": TESTS,
         "run_ids": ",".join(str(r.pk) for r in runs),
         "too_few": len(runs) < 2,
+        "dropped": dropped,
+        "max_compared": MAX_COMPARED,
         "differences": key_differences(runs),
         "dist_figure": charts.distributions_figure(
             chartdata.distribution_series([c.run for c in compared], [c.samples for c in compared])
@@ -197,15 +330,33 @@ def published_comparison(request: HttpRequest, comparison_id: int) -> HttpRespon
 
 
 @require_GET
+def source_page(request: HttpRequest, source_id: int) -> HttpResponse:
+    """An article the reported runs cite: what it is, its runs, its tables."""
+    source = source_detail(source_id=source_id)
+    if source is None:
+        raise Http404("no such source")
+    price = usd_per_kwh_from(request.GET.get("usd_per_kwh"))
+    ids = list(
+        Run.objects.filter(source_id=source_id)
+        .order_by("-decode_tokens_per_s_mean", "pk")
+        .values_list("pk", flat=True)[:200]
+    )
+    context = {"source": source, "rows": rows_by_ids(ids, usd_per_kwh=price)}
+    return render(request, "boards/source.html", context)
+
+
+@require_GET
 def experiments(request: HttpRequest) -> HttpResponse:
-    journeys = [
-        (
-            journey,
-            charts.steps_figure(
-                [charts.StepData(f"{p.phase}: {p.label}", p.decode_tokens_per_s, p.notes) for p in journey.phases]
-            ),
-            f"journey-{position}",
+    journeys = []
+    for position, journey in enumerate(experiment_journeys(), start=1):
+        figure = charts.steps_figure(
+            [charts.StepData(f"{p.phase}: {p.label}", p.decode_tokens_per_s, p.notes) for p in journey.phases],
+            side_tests=[charts.StepData(p.label, p.decode_tokens_per_s, p.notes) for p in journey.side_tests],
         )
-        for position, journey in enumerate(experiment_journeys(), start=1)
-    ]
+        fits = []
+        for fit_position, fit in enumerate(journey.fits, start=1):
+            law = charts.power_law_from(fit.formula)
+            fit_figure = charts.power_law_figure(law, label=fit.name) if law else None
+            fits.append((fit, law, fit_figure, f"fit-{position}-{fit_position}"))
+        journeys.append((journey, figure, f"journey-{position}", fits))
     return render(request, "boards/experiments.html", {"journeys": journeys})

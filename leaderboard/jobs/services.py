@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -28,10 +29,12 @@ from django.utils import timezone
 from leaderboard.celery import app as celery_app
 from leaderboard.core.errors import ApplicationError
 from leaderboard.core.queues import rig_task_send
+from leaderboard.jobs.broker import job_message_in_broker
 from leaderboard.jobs.models import RUN_BENCHMARK_TASK, BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.specs import spec_validate
 from leaderboard.results.models import Rig, Run, RunStatus
 from leaderboard.results.services.append import run_append
+from runners.config import AttachConfig, ConfigError, RigConfig
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +265,10 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
     takes the run's status (the rig's own report was lost). A running job past
     its hard time limit plus ``grace`` (default RIGBOARD_JOB_GRACE_S) becomes
     aborted with the reason (its worker died), and its run, if open, is closed
-    as aborted. A queued job past its ``expires_at`` becomes expired (no worker
+    as aborted. So does, sooner, a running job with no run yet that has not
+    reported for ``job_silence_limit`` (its worker died loading the server); a
+    job whose run is open is settled once the run is (closed when silent, see
+    leaderboard/results/services/silent.py). A queued job past its ``expires_at`` becomes expired (no worker
     of its rig took it in time); before that, a queued job is left alone: the
     rig may simply be offline for a while."""
     now = now or timezone.now()
@@ -281,18 +287,81 @@ def jobs_sweep_stuck(*, now: datetime | None = None, grace: timedelta | None = N
                 if expired is not None:
                     changed.append(expired)
             continue
-        deadline = job.deadline(grace=grace)
-        if job.status != JobStatus.RUNNING or deadline is None or deadline > now:
+        if job.status != JobStatus.RUNNING:
             continue
-        reason = (
-            f"no report from worker {job.worker or '?'} within the job's {job.time_limit_s} s time limit "
-            f"+ {int(grace.total_seconds())} s grace: the worker was lost (killed, restarted or offline)"
-        )
+        deadline = job.deadline(grace=grace)
+        silence = job_silence_limit(job=job)
+        if deadline is not None and deadline <= now:
+            reason = (
+                f"no report from worker {job.worker or '?'} within the job's {job.time_limit_s} s time limit "
+                f"+ {int(grace.total_seconds())} s grace: the worker was lost (killed, restarted or offline)"
+            )
+        elif run is None and job.updated_at + silence <= now:
+            reason = (
+                f"no report from worker {job.worker or '?'} for {_duration_text(silence)} "
+                f"(last: {job.progress or 'started'}) and no run opened: the worker was lost "
+                "(killed, restarted or offline)"
+            )
+        else:
+            continue
         try:
             changed.append(job_status_update(job=job, status=JobStatus.ABORTED, attempt=job.attempt, error=reason))
         except ApplicationError:
             continue  # the rig reported meanwhile
     return changed
+
+
+def jobs_resend_lost() -> list[BenchmarkJob]:
+    """Send again every queued job older than RIGBOARD_JOB_LOST_CHECK_S whose
+    message the broker no longer has (see ``job_resend_if_lost``); return them."""
+    now = timezone.now()
+    waiting = BenchmarkJob.objects.filter(
+        status=JobStatus.QUEUED,
+        created_at__lte=now - timedelta(seconds=settings.RIGBOARD_JOB_LOST_CHECK_S),
+        expires_at__gt=now,
+    ).select_related("rig")
+    resent = [job_resend_if_lost(job=job) for job in waiting]
+    return [job for job in resent if job is not None]
+
+
+def job_resend_if_lost(*, job: BenchmarkJob) -> BenchmarkJob | None:
+    """Send a queued job again when its message is gone from the broker (a
+    Redis restarted without persistence), and return it; return None when the
+    message is there, the broker cannot tell, or the job left the queue meanwhile.
+    The message is looked for twice, a second apart: a worker taking it holds
+    it in neither place for a moment, and then reports the job running."""
+    for attempt in range(2):
+        if job_message_in_broker(queue=job.rig.queue_name, task_id=job.celery_task_id) is not False:
+            return None
+        if attempt == 0:
+            time.sleep(1.0)
+    with transaction.atomic():
+        locked = BenchmarkJob.objects.select_for_update().select_related("rig").get(pk=job.pk)
+        if locked.status != JobStatus.QUEUED:
+            return None
+        note = f"sent again at {timezone.now():%Y-%m-%d %H:%M:%S %Z}: its message was gone from the broker"
+        locked.progress = f"{note} (was the broker restarted without persistence?)"[:500]
+        locked.save(update_fields=["progress", "updated_at"])
+    logger.warning("job %s: %s", locked.pk, note)
+    _dispatch(locked)
+    return locked
+
+
+def job_silence_limit(*, job: BenchmarkJob) -> timedelta:
+    """Return how long a running job that has not opened its run may go without
+    a report before it is given up: the longest step the rig takes without one
+    (the server's start, a repetition, a sweep point: the spec's limits, else the
+    runner's defaults) plus RIGBOARD_RUN_SILENCE_S."""
+    try:
+        config = RigConfig.from_mapping(job.spec)
+    except ConfigError:
+        config = RigConfig(attach=AttachConfig(url="http://unknown"))
+    steps = [config.workload.request_timeout_s]
+    if config.server is not None:
+        steps.append(config.server.startup_timeout_s)
+    if config.sweep.enabled:
+        steps.append(config.sweep.request_timeout_s)
+    return timedelta(seconds=max(steps) + settings.RIGBOARD_RUN_SILENCE_S)
 
 
 def _job_settle_from_run(job: BenchmarkJob, run: Run) -> BenchmarkJob | None:

@@ -54,3 +54,19 @@ def source_detail_queryset() -> QuerySet[Source]:
     rows = PublishedComparisonRow.objects.select_related("run").order_by("position")
     comparisons = PublishedComparison.objects.order_by("key").prefetch_related(Prefetch("rows", queryset=rows))
     return source_list().prefetch_related(Prefetch("comparisons", queryset=comparisons), "experiments", "fits")
+
+
+# Community rigs awaiting review (or rejected) stay out of public lists. The
+# review lives in leaderboard.intake (RigOwnership, reverse name "ownership"),
+# which results may not import: the lookup names the relation instead.
+HIDDEN_REVIEW_STATUSES = ("pending", "rejected")
+
+
+def run_list_public() -> QuerySet[Run]:
+    """Return run_list() without the runs of rigs awaiting review or rejected."""
+    return run_list().exclude(rig__ownership__review_status__in=HIDDEN_REVIEW_STATUSES)
+
+
+def rig_list_public() -> QuerySet[Rig]:
+    """Return rig_list() without the rigs awaiting review or rejected."""
+    return rig_list().exclude(ownership__review_status__in=HIDDEN_REVIEW_STATUSES)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from leaderboard.boards import charts
 from tests.fixtures.boards import SEED_001_SWEEP
 
@@ -18,18 +20,22 @@ def seed_001_series(label: str = "six 3090s") -> charts.SweepSeries:
     )
 
 
-def test_the_sweep_figure_has_seed_001s_six_panes_on_a_log_context_axis() -> None:
+def test_the_sweep_figure_has_seed_001s_panes_on_a_log_context_axis() -> None:
     figure = charts.sweep_figure([seed_001_series()])
 
-    assert len(figure["data"]) == 6
-    assert figure["layout"]["grid"] == {"rows": 3, "columns": 2, "pattern": "independent", "ygap": 0.45, "xgap": 0.15}
-    assert [figure["layout"][f"xaxis{s}"]["type"] for s in ("", "2", "3", "4", "5")] == ["log"] * 5
-    assert figure["layout"]["xaxis6"]["type"] == "linear"  # efficiency against power
+    # Seed 001's own panes, "efficiency vs context" and "power range" among them.
+    assert len(figure["data"]) == 7
+    titles = [a["text"] for a in figure["layout"]["annotations"]]
+    assert "<b>Efficiency vs context</b>" in titles and "<b>Power range vs context</b>" in titles
+    assert figure["layout"]["grid"] == {"rows": 4, "columns": 2, "pattern": "independent", "ygap": 0.45, "xgap": 0.15}
+    assert [figure["layout"][f"xaxis{s}"]["type"] for s in ("", "2", "3", "4", "5", "6")] == ["log"] * 6
+    assert figure["layout"]["xaxis7"]["type"] == "linear"  # efficiency against power
     decode = figure["data"][1]
     assert decode["y"] == [46.3, 45.9, 45.3, 43.9, 41.2, 37.1, 33.6]
     assert decode["hovertext"][0] == "six 3090s<br>4K context<br>decode t/s: 46.3 t/s"
-    assert figure["data"][5]["x"] == [818, 831, 828, 831, 838, 842, 856]
-    assert "power: 818 W" in figure["data"][5]["hovertext"][0]
+    assert figure["data"][6]["x"] == [818, 831, 828, 831, 838, 842, 856]
+    assert "power: 818 W" in figure["data"][6]["hovertext"][0]
+    assert figure["data"][4]["y"][0] == pytest.approx(46.3 / 818)  # decode t/s per W
 
 
 def test_the_sweep_figure_overlays_several_runs_and_skips_empty_panes() -> None:
@@ -38,7 +44,7 @@ def test_the_sweep_figure_overlays_several_runs_and_skips_empty_panes() -> None:
     figure = charts.sweep_figure([seed_001_series("a"), seed_001_series("b"), decode_only])
     only = charts.sweep_figure([decode_only])
 
-    assert len(figure["data"]) == 18
+    assert len(figure["data"]) == 21
     assert [t["showlegend"] for t in figure["data"][:3]] == [True, True, True]
     assert len(only["data"]) == 1 and only["layout"]["grid"]["rows"] == 1
     assert charts.sweep_figure([])["data"] == []

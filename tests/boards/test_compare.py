@@ -83,7 +83,7 @@ def test_it_overlays_the_sweeps_of_the_compared_runs(client: Client, board_run) 
     html = client.get(f"/compare/?runs={a.pk},{b.pk}").text
 
     sweep = figure_in(html, "sweep-fig")
-    assert len(sweep["data"]) == 12
+    assert len(sweep["data"]) == 14
     assert {len(t["x"]) for t in sweep["data"]} == {7, 3}
 
 

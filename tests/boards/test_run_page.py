@@ -83,7 +83,7 @@ def test_its_charts_have_traces_with_units(client: Client, seed_004_run) -> None
     assert "t/s" in reps["data"][0]["hovertext"][0]
     assert len(accept["data"][0]["y"]) == 10
     assert "%" in accept["data"][0]["hovertext"][0]
-    assert len(sweep["data"]) == 6  # six panes, one run
+    assert len(sweep["data"]) == 7  # seven panes, one run
     assert sweep["layout"]["xaxis"]["type"] == "log"
     assert any("W" in h for h in sweep["data"][3]["hovertext"])
     assert 'src="/static/vendor/plotly-basic-4.1.1.min.js"' in html

@@ -62,6 +62,10 @@ def test_it_maps_spec_types_to_the_services_choices(spec_type: str, expected: st
         ({"server": {"model": "m"}, "workload": {"thinking": "no"}}, "workload.thinking", "true or false"),
         ({"attach": {"url": "http://x", "engine": "llamacpp"}}, "attach.engine", "openai (generic) or one of"),
         ({"server": {"model": "m"}, "model": {"layers": 4.5}}, "model.layers", "expected an integer"),
+        # The service's speculative_type names are not llama-server's --spec-type values.
+        ({"server": {"model": "m", "spec_type": "mtp"}}, "server.spec_type", "llama-server's draft-mtp"),
+        ({"server": {"model": "m", "spec_type": "eagle"}}, "server.spec_type", "llama-server's draft-eagle3"),
+        ({"server": {"model": "m", "spec_type": "ngram-mod,medusa"}}, "server.spec_type", "'medusa' is not a"),
     ],
 )
 def test_it_names_the_bad_field(data: dict, field: str, reason: str) -> None:
@@ -69,6 +73,12 @@ def test_it_names_the_bad_field(data: dict, field: str, reason: str) -> None:
         RigConfig.from_mapping(data)
     assert caught.value.field == field
     assert reason in caught.value.reason
+
+
+@pytest.mark.parametrize("spec_type", ["draft-mtp", "ngram-mod,draft-simple", "ngram-map-k4v", "none", ""])
+def test_it_takes_every_spec_type_llama_server_takes(spec_type: str) -> None:
+    data = {"server": {"model": "m", "spec_type": spec_type, "draft_model": "d"}}
+    assert RigConfig.from_mapping(data).server is not None
 
 
 def test_it_loads_the_example_config() -> None:

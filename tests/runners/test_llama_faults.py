@@ -3,6 +3,7 @@ Real llama-server + Gemma 3 270M, a live Rigboard on PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,7 @@ import requests
 from leaderboard.results.models import Rig, RigToken, Run
 from runners.cli import main
 from runners.client import ServiceClient
+from runners.config import ConfigError
 from runners.pipeline import run_job
 from runners.server import ServerError, free_port
 from tests.runners.test_llama_e2e import job_spec
@@ -65,7 +67,7 @@ def test_a_run_made_while_the_service_is_down_is_spooled_then_delivered_once(
 
     # The next run re-posts the spooled one before it starts, then posts itself.
     second = run_job(small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(), tmp_path)))
-    assert second.flushed == {"posted": [first.run_uuid], "rejected": [], "remaining": []}
+    assert second.flushed == {"posted": [first.run_uuid], "rejected": [], "remaining": [], "quarantined": []}
     assert second.delivered == "posted"
     assert sorted(str(u) for u in Run.objects.values_list("uuid", flat=True)) == sorted(
         [first.run_uuid, second.run_uuid]
@@ -141,12 +143,24 @@ def test_a_missing_model_file_is_a_clear_error_and_nothing_is_counted(
 ) -> None:
     missing = tmp_path / "no-such-model.gguf"
     spec = small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(model=str(missing)), tmp_path))
-    with pytest.raises(ServerError) as caught:
+    with pytest.raises(ConfigError) as caught:
         run_job(spec)
-    assert caught.value.kind == "missing_model"
+    assert caught.value.field == "server.model"
     assert str(caught.value) == f"server.model: no such file: {missing}"
     assert Run.objects.count() == 0
     assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").glob("*.json"))
+
+
+@pytest.mark.parametrize("field", ["model", "draft_model"])
+def test_the_cli_exits_2_naming_a_missing_model_file(
+    field: str, gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    section = gemma_server_section(**{field: str(tmp_path / "gone.gguf")})
+    config = tmp_path / "rig.json"
+    config.write_text(json.dumps(small(job_spec("", "", section, tmp_path))))
+    assert main(["run", "--config", str(config), "--no-post"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith(f"\nconfig error: server.{field}: no such file: {tmp_path / 'gone.gguf'}\n")
 
 
 def test_an_unknown_flag_is_a_clear_error_with_the_servers_words(

@@ -205,7 +205,7 @@ def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_complet
 
     switchable.up = True
     client = ServiceClient(switchable.url, cpu_rig[1], spool_dir=tmp_path / "spool")
-    assert client.flush().as_dict() == {"posted": [run_uuid], "rejected": [], "remaining": []}
+    assert client.flush().as_dict() == {"posted": [run_uuid], "rejected": [], "remaining": [], "quarantined": []}
     final = stored(live_server, run_uuid)
     assert final["status"] == "finished" and indexes(final) == [1, 2, 3]
     assert final["summary"]["n_samples"] == 3

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import F, Window
+from django.db.models import Count, F, Max, Q, Window
 from django.db.models.functions import RowNumber
 from django.http import QueryDict
 
@@ -22,7 +22,8 @@ from leaderboard.boards.filters import (
     runs_sort,
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
-from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, gpu_label
+from leaderboard.intake.models import public_runs_q
+from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, gpu_label
 
 
 def usd_per_kwh_from(raw: Any) -> float:
@@ -65,10 +66,18 @@ class LeaderboardView:
 
 
 def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
-    """Return the leaderboard rows of these runs in the order of ``ids``, in two
-    queries (the runs' columns, their rigs' GPUs). Plain values, not model
-    instances: building seven model objects per row cost more than the SQL."""
+    """Return the leaderboard rows of these runs in the order of ``ids``, in three
+    queries (the runs' columns, their samples' peak VRAM and failed checks, their
+    rigs' GPUs). Plain values, not model instances: building seven model objects
+    per row cost more than the SQL."""
     values = {v["pk"]: v for v in Run.objects.filter(pk__in=ids).order_by().values(*ROW_VALUES)}
+    sample_facts = {
+        v["run_id"]: v
+        for v in Sample.objects.filter(run_id__in=ids)
+        .order_by()
+        .values("run_id")
+        .annotate(vram=Max("vram_peak_mib"), failed=Count("pk", filter=Q(output_ok=False)))
+    }
     gpus: dict[int, list[tuple[str, int]]] = {}
     rig_ids = {v["rig_id"] for v in values.values()}
     for rig_id, model, count in (
@@ -80,8 +89,19 @@ def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
     rows = []
     for run_id in ids:
         v = values.get(run_id)
-        if v is not None:
-            rows.append(row_from_values(v, gpus=gpu_label(gpus.get(v["rig_id"], [])), usd_per_kwh=usd_per_kwh))
+        if v is None:
+            continue
+        facts = sample_facts.get(run_id, {})
+        rows.append(
+            row_from_values(
+                v,
+                gpus=gpu_label(gpus.get(v["rig_id"], [])),
+                usd_per_kwh=usd_per_kwh,
+                gpu_models=tuple(dict.fromkeys(model for model, _ in gpus.get(v["rig_id"], []))),
+                vram_peak_mib=facts.get("vram"),
+                failed_checks=facts.get("failed") or 0,
+            )
+        )
     return rows
 
 
@@ -99,7 +119,8 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     # Rank on the runs table alone (joining only what a filter or the sort
     # needs), then load the page's rows with everything they show: ordering
     # 100k joined rows to keep 50 costs far more than ordering the ids.
-    base = Run.objects.filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    # Runs of community rigs awaiting review (or rejected) stay out (leaderboard/intake).
+    base = Run.objects.filter(public_runs_q(), status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
     ids = runs_sort(runs_filter(base, form.cleaned_data), sort).values_list("pk", flat=True)
     paginator = CappedPaginator(ids, per_page)
     page = paginator.get_page(params.get("page"))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
 
-from leaderboard.results.models import RigGpu, Run, Sample, SweepPoint
+from leaderboard.boards.rows import LeaderboardRow
+from leaderboard.results.models import RigGpu, Run, RunStatus, Sample, SweepPoint
 
 MAX_COMPARED = 6
 
@@ -18,7 +19,9 @@ def _runs_with_everything() -> QuerySet[Run]:
     ).prefetch_related(
         Prefetch("rig__gpus", queryset=RigGpu.objects.order_by("position", "id")),
         Prefetch("samples", queryset=Sample.objects.order_by("index")),
-        Prefetch("sweep_points", queryset=SweepPoint.objects.order_by("ctx_tokens", "pk")),
+        # Shortest context first; a point without a token count (a printed '198K')
+        # last on every database (SQLite sorts NULL first, PostgreSQL last).
+        Prefetch("sweep_points", queryset=SweepPoint.objects.order_by(F("ctx_tokens").asc(nulls_last=True), "pk")),
     )
 
 
@@ -61,15 +64,16 @@ def sweep_rows(points: Sequence[SweepPoint]) -> list[SweepRow]:
     ]
 
 
-def parse_run_ids(raw: Sequence[str]) -> list[int]:
-    """Return distinct positive run ids from ``?runs=1&runs=2`` or ``?runs=1,2``, in order, at most MAX_COMPARED."""
+def parse_run_ids(raw: Sequence[str], *, limit: int | None = MAX_COMPARED) -> list[int]:
+    """Return distinct positive run ids from ``?runs=1&runs=2`` or ``?runs=1,2``, in order,
+    at most ``limit`` (None: all, so a caller can say which it left out)."""
     ids: list[int] = []
     for chunk in raw:
         for part in chunk.split(","):
             part = part.strip()
             if part.isdigit() and int(part) > 0 and int(part) not in ids:
                 ids.append(int(part))
-    return ids[:MAX_COMPARED]
+    return ids if limit is None else ids[:limit]
 
 
 def runs_for_compare(*, run_ids: Sequence[int]) -> list[Run]:
@@ -77,3 +81,44 @@ def runs_for_compare(*, run_ids: Sequence[int]) -> list[Run]:
     each with its samples and sweep points: four queries whatever the count."""
     by_id = {run.pk: run for run in _runs_with_everything().filter(pk__in=list(run_ids))}
     return [by_id[i] for i in run_ids if i in by_id]
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    p50: float | None
+    p90: float | None
+
+
+def percentiles(values: Sequence[float]) -> Percentiles:
+    """Return the median and 90th percentile of ``values`` (linear interpolation
+    between closest ranks); both None when there are fewer than two values, since
+    one repetition is no distribution."""
+    if len(values) < 2:
+        return Percentiles(None, None)
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        position = q * (len(ordered) - 1)
+        low = int(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+    return Percentiles(at(0.5), at(0.9))
+
+
+def same_key_peers(*, run: Run, usd_per_kwh: float, limit: int = MAX_COMPARED - 1) -> list[LeaderboardRow]:
+    """Return up to ``limit`` other finished runs with ``run``'s comparison key
+    (GPUs, model file, workload), fastest first, without failed output checks:
+    what "compare my run against these" offers. Three queries."""
+    from leaderboard.boards.selectors.leaderboard import rows_by_ids
+
+    ids = list(
+        Run.objects.filter(
+            comparison_key=run.comparison_key, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False
+        )
+        .exclude(pk=run.pk)
+        .exclude(Exists(Sample.objects.filter(run=OuterRef("pk"), output_ok=False)))
+        .order_by("-decode_tokens_per_s_mean", "-pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    return rows_by_ids(ids, usd_per_kwh=usd_per_kwh)

@@ -12,8 +12,6 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from leaderboard.boards.filters import COLUMN_ORDER
-
 register = template.Library()
 
 
@@ -106,29 +104,52 @@ def select_field(bound_field: Any) -> str:
     return format_html('<select name="{}" id="{}">{}</select>', bound_field.html_name, bound_field.auto_id, options)
 
 
-# Constant markup, nothing to escape (format_html with no arguments is deprecated).
-_MEASURED_BADGE = mark_safe('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
-_REPORTED_BADGE = mark_safe('<span class="badge reported" title="Figures as published by the source">reported</span>')
+def source_title(title: str, author_handle: str = "", key: str = "") -> str:
+    """Return what to call a source: its title, else "an article by <author>", else its file key."""
+    if title:
+        return title
+    if author_handle:
+        return f"An article by {author_handle}"
+    return f"Article {key}" if key else "An unnamed article"
+
+
+@register.simple_tag
+def source_name(source: Any) -> str:
+    """Return a source's name linked to its page on this site, and to the article when it has an http(s) URL."""
+    if source is None:
+        return ""
+    name = source_title(source.title, source.author_handle, source.key)
+    link = format_html('<a href="{}" class="source-page">{}</a>', reverse("boards:source", args=[source.pk]), name)
+    url = http_url(source.url)
+    if url:
+        link = format_html('{} (<a href="{}" rel="nofollow noopener">article</a>)', link, url)
+    return link
 
 
 @register.simple_tag
 def provenance_badge(row: Any) -> str:
-    """Return the measured / reported badge, a reported row's with a link to its source (http(s) only)."""
+    """Return the measured / reported badge, a reported row's with a link to its source's page."""
     if row.provenance != "reported":
-        return _MEASURED_BADGE
-    badge = _REPORTED_BADGE
+        return mark_safe('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
+    badge = mark_safe('<span class="badge reported" title="Figures as published by the source">reported</span>')
+    source_id = getattr(row, "source_id", None)
+    title = source_title(row.source_title, getattr(row, "source_author", ""), getattr(row, "source_key", ""))
+    out = badge
+    if source_id:
+        short = title if len(title) <= 32 else title[:31] + "…"
+        out = format_html(
+            '{} <a href="{}" class="source-link" title="{}">{}</a>',
+            out,
+            reverse("boards:source", args=[source_id]),
+            title,
+            short,
+        )
     url = http_url(row.source_url)
     if url:
-        return format_html(
-            '{} <a href="{}" rel="nofollow noopener" class="source-link" title="{}">source</a>',
-            badge,
-            url,
-            row.source_title,
+        out = format_html(
+            '{} <a href="{}" rel="nofollow noopener" class="article-link" title="the article">↗</a>', out, url
         )
-    if row.source_title:
-        title = row.source_title if len(row.source_title) <= 32 else row.source_title[:31] + "…"
-        return format_html('{} <span class="source-title" title="{}">{}</span>', badge, row.source_title, title)
-    return badge
+    return out
 
 
 _PLACEHOLDER_PK = 987654321
@@ -144,19 +165,103 @@ def _object_url(context: template.Context, name: str, pk: int) -> str:
     return cache[name].replace(str(_PLACEHOLDER_PK), str(int(pk)))
 
 
+def _gpu_links(context: template.Context, row: Any) -> str:
+    # Each GPU model links to its page; the rig's summary ("6× RTX 3090") stays the text shown.
+    if not row.gpu_models:
+        return format_html("{}", row.gpus)
+    links = format_html_join(" + ", '<a href="{}" class="gpu-link">{}</a>', ((gpu_url(m), m) for m in row.gpu_models))
+    return format_html('<span title="{}">{}</span>', row.gpus, links)
+
+
+def gpu_url(model: str) -> str:
+    """Return the page of one GPU model (its name is the URL's last part)."""
+    return reverse("boards:gpu", args=[model])
+
+
+@register.simple_tag
+def gpu_link(model: str) -> str:
+    return format_html('<a href="{}" class="gpu-link">{}</a>', gpu_url(model), model)
+
+
+def markers(row: Any) -> str:
+    """Return the badges that qualify a row's headline figure: a sweep's
+    shortest-context figure, failed output checks."""
+    parts = []
+    if getattr(row, "is_sweep", False):
+        parts.append(
+            ' <span class="badge sweep" title="A context sweep: ranked by its shortest context\'s figures">sweep</span>'
+        )
+    if getattr(row, "failed_checks", 0):
+        parts.append(
+            format_html(
+                ' <span class="badge failed" title="{} repetition(s) failed the output check">checks failed</span>',
+                row.failed_checks,
+            )
+        )
+    return mark_safe("".join(parts))  # noqa: S308 - each part was built by format_html
+
+
+@register.simple_tag
+def row_markers(row: Any) -> str:
+    return markers(row)
+
+
+@register.simple_tag
+def cost_cell(row: Any) -> str:
+    """Return the $/MTok a row has: electricity at the page's price, else the API price its article printed."""
+    if row.electricity_usd_per_mtok is not None:
+        return num(row.electricity_usd_per_mtok, 2)
+    if getattr(row, "cost_usd_per_mtok", None) is not None:
+        return format_html(
+            '{} <span class="muted" title="API price as published, not electricity">API</span>',
+            as_printed(row.cost_usd_per_mtok),
+        )
+    return "–"
+
+
+@register.filter
+def as_printed(value: Any) -> str:
+    """Return a published figure with the digits it was printed with (182.14 stays 182.14); '–' when missing."""
+    if value is None or value == "":
+        return "–"
+    number = float(value)
+    if number == int(number) and abs(number) < 1e15:
+        return f"{int(number):,}"
+    return f"{number:,.10f}".rstrip("0")
+
+
+@register.filter
+def vram_gib(mib: Any) -> str:
+    if mib is None:
+        return "–"
+    return f"{float(mib) / 1024:,.1f}"
+
+
 @register.simple_tag(takes_context=True)
 def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
-    """Return one leaderboard row's cells, in COLUMN_ORDER (filters.py), built in
+    """Return one leaderboard row's cells, in views.COLUMNS' order (the one column order), built in
     Python with format_html (every value escaped): the template engine spends
-    ~1 ms per row on these 19 cells, a quarter of the page's time budget at 50 rows."""
+    ~1 ms per row on these cells, a quarter of the page's time budget at 50 rows.
+    Cells marked ``opt`` are hidden on a phone unless every column is asked for."""
     run_url = _object_url(context, "boards:run", row.run_id)
     rig_url = _object_url(context, "boards:rig", row.rig_id)
+    model_url = _object_url(context, "boards:model", row.model_file_id) if row.model_file_id else run_url
     if row.decode_tokens_per_s_min is not None:
-        spread = f"{num(row.decode_tokens_per_s_min, 1)}–{num(row.decode_tokens_per_s_max, 1)}"
+        spread = f"range {num(row.decode_tokens_per_s_min, 1)}–{num(row.decode_tokens_per_s_max, 1)}"
     else:
-        spread = "–"
+        spread = ""
+    stats = []
+    if row.decode_tokens_per_s_stdev is not None:
+        stats.append(f"σ {num(row.decode_tokens_per_s_stdev, 2)}")
+    if row.n:
+        stats.append(f"n {row.n}")
+    elif getattr(row, "is_sweep", False):
+        stats.append("at its shortest context")
+    elif row.provenance == "reported":
+        stats.append("published figure")
+    if spread:
+        stats.append(spread)
     model_class = format_html('<br><span class="muted">{}</span>', row.model_class) if row.model_class else ""
-    weight = format_html(' <span class="muted">{}</span>', row.weight_format) if row.weight_format else ""
     # Runs a nightly build made link to their build-by-build timeline.
     timeline = (context.get("timeline_links") or {}).get(row.run_id)
     nightly = (
@@ -167,32 +272,47 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         if timeline
         else ""
     )
-    cells = {
-        "rig": format_html('<td class="name"><a href="{}">{}</a></td>', rig_url, row.rig),
-        "model": format_html('<td class="name wide"><a href="{}">{}</a>{}</td>', run_url, row.model, model_class),
-        "decode": format_html('<td class="num strong">{}</td>', num(row.decode_tokens_per_s_mean, 2)),
-        "n": format_html('<td class="num">{}</td>', row.n or "–"),
-        "stdev": format_html('<td class="num">{}</td>', num(row.decode_tokens_per_s_stdev, 2)),
-        "range": format_html('<td class="num">{}</td>', spread),
-        "gpu": format_html('<td class="name">{}</td>', row.gpus),
-        "engine": format_html(
-            '<td class="name">{} <span class="muted">{}</span>{}</td>', row.engine, row.build, nightly
-        ),
-        "quant": format_html("<td>{}{}</td>", row.quantization, weight),
-        "spec": format_html("<td>{}</td>", row.speculative_type),
-        "accept": format_html('<td class="num">{}</td>', num(row.acceptance_pct)),
-        "ctx": format_html('<td class="num">{}</td>', num(row.ctx_size, 0)),
-        "power": format_html('<td class="num">{}</td>', num(row.power_w_mean, 0)),
-        "tpkwh": format_html('<td class="num">{}</td>', num(row.tokens_per_kwh, 0)),
-        "cost": format_html('<td class="num">{}</td>', num(row.electricity_usd_per_mtok, 2)),
-        "provenance": format_html("<td>{}</td>", provenance_badge(row)),
-        "date": format_html('<td class="date">{}</td>', row.date.strftime("%Y-%m-%d")),
-    }
-    head = format_html(
+    spec = row.speculative_type if row.speculative_type not in ("", "None") else ""
+    accept = format_html(" · accept {} %", num(row.acceptance_pct)) if row.acceptance_pct is not None else ""
+    return format_html(
         '<td class="pick"><input type="checkbox" name="runs" value="{run_id}" aria-label="compare run {run_id}"></td>'
-        '<td class="rank"><a href="{run_url}">{rank}</a></td>',
+        '<td class="rank" title="rank on this page\'s ordering">{rank}</td>'
+        '<td class="name wide col-model"><a href="{model_url}" class="model-link" title="Every run of this model file">'
+        "{model}</a> {quant}{model_class}"
+        '<span class="phone-only muted"><br>{engine} · {rig}</span></td>'
+        '<td class="num col-decode">'
+        '<a href="{run_url}" class="strong decode run-link" title="Run #{run_id}">{decode}</a>'
+        '{markers}<br><span class="muted stats">{stats}</span></td>'
+        '<td class="name opt col-stack">{engine} <span class="muted">{build}</span>{nightly}'
+        '<br><span class="muted">{spec}{accept}</span></td>'
+        '<td class="name opt col-rig"><a href="{rig_url}">{rig}</a><br><span class="muted">{gpus}</span></td>'
+        '<td class="num opt col-ctx">{ctx}</td><td class="num opt col-power">{power}</td>'
+        '<td class="num opt col-tpkwh">{tpkwh}</td><td class="num opt col-cost">{cost}</td>'
+        '<td class="num opt col-vram">{vram}</td>'
+        '<td class="opt col-source">{badge}<br><span class="date muted">{date}</span></td>',
         run_id=row.run_id,
         run_url=run_url,
+        model_url=model_url,
         rank=rank,
+        rig_url=rig_url,
+        rig=row.rig,
+        model=row.model,
+        quant=row.quantization,
+        model_class=model_class,
+        decode=num(row.decode_tokens_per_s_mean, 2),
+        markers=markers(row),
+        stats=" · ".join(stats),
+        gpus=_gpu_links(context, row),
+        engine=row.engine,
+        build=row.build,
+        nightly=nightly,
+        spec=spec,
+        accept=accept,
+        ctx=num(row.ctx_size, 0),
+        power=num(row.power_w_mean, 0),
+        tpkwh=num(row.tokens_per_kwh, 0),
+        cost=cost_cell(row),
+        vram=vram_gib(row.vram_peak_mib),
+        badge=provenance_badge(row),
+        date=row.date_label,
     )
-    return mark_safe(head + "".join(cells[key] for key in COLUMN_ORDER))  # noqa: S308 - every part is format_html's

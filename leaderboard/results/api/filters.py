@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import F, QuerySet
 from rest_framework.filters import OrderingFilter
 from rest_framework.request import Request
@@ -61,8 +62,18 @@ class NullsLastOrderingFilter(OrderingFilter):
         ordering = self.get_ordering(request, queryset, view)
         if not ordering:
             return queryset
-        expressions = [
-            F(field[1:]).desc(nulls_last=True) if field.startswith("-") else F(field).asc(nulls_last=True)
-            for field in ordering
-        ]
+        expressions = [self._order(queryset.model, field) for field in ordering]
         return queryset.order_by(*expressions, "-pk")
+
+    @staticmethod
+    def _order(model: Any, field: str) -> Any:
+        name = field.lstrip("-")
+        try:
+            nullable = model._meta.get_field(name).null
+        except FieldDoesNotExist:  # an annotation (n_runs): may be NULL
+            nullable = True
+        if not nullable:
+            # A column that is never NULL orders plainly: "DESC NULLS LAST" would not
+            # match its index, and the default list (newest first) would sort every run.
+            return F(name).desc() if field.startswith("-") else F(name).asc()
+        return F(name).desc(nulls_last=True) if field.startswith("-") else F(name).asc(nulls_last=True)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('results', '0004_source_published_date'),
+        ('results', '0005_site_sweep_headline'),
     ]
 
     operations = [

@@ -33,6 +33,9 @@ class Provenance(models.TextChoices):
 class SummarySource(models.TextChoices):
     SAMPLES = "samples", "Computed from raw samples"
     PUBLISHED = "published", "As published by the source"
+    # A run whose figures are all per context length: its headline is the
+    # shallowest depth's (services.summary.sweep_headline), so it can be ranked.
+    SWEEP = "sweep", "Headline of its context sweep (shortest context)"
     NONE = "none", "No figures"
 
 
@@ -107,6 +110,14 @@ class Run(models.Model):
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
+            # A model file's page ranks that file's runs (issue 12).
+            models.Index(
+                "model_file",
+                models.F("decode_tokens_per_s_mean").desc(),
+                models.F("id").desc(),
+                name="run_model_rank_idx",
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -144,6 +155,9 @@ class Sample(models.Model):
     class Meta:
         ordering = ["run", "index"]
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="uniq_sample_index")]
+        # The leaderboard leaves out runs with a failed output check by default:
+        # the few failed samples, indexed on their own, make that anti-join cheap.
+        indexes = [models.Index(fields=["run"], name="sample_failed_check_idx", condition=models.Q(output_ok=False))]
 
     @property
     def decode_tokens_per_s(self) -> float | None:
@@ -175,4 +189,5 @@ class SweepPoint(models.Model):
     note = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["run", "ctx_tokens"]
+        # NULL depths (a printed '198K' without a count) last on SQLite too.
+        ordering = ["run", models.F("ctx_tokens").asc(nulls_last=True)]

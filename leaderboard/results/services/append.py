@@ -15,6 +15,16 @@ from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sweep_objects
 from leaderboard.results.services.summary import run_summary_update
 
+# ``extra`` key of a run the sweeper closed because its runner went silent
+# (leaderboard/results/services/silent.py): the runner may only have been cut off.
+CLOSED_FOR_SILENCE = "closed_for_silence_at"
+
+
+def run_closed_for_silence(run: Run) -> bool:
+    """Return True for a run the silence sweeper closed as aborted: one its
+    runner may still reopen by sending more (an append, a finish, the whole run)."""
+    return run.status == RunStatus.ABORTED and bool((run.extra or {}).get(CLOSED_FOR_SILENCE))
+
 
 def run_append(
     *,
@@ -38,6 +48,12 @@ def run_append(
     otherwise, and (400) when finishing as 'finished' a run with no samples."""
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
+        if run_closed_for_silence(locked):
+            # The sweeper took the runner for dead, but it was only cut off from the
+            # service: the run takes what it sends again, nothing measured is refused.
+            locked.status, locked.finished_at, locked.failure_reason = RunStatus.RUNNING, None, ""
+            locked.extra = {k: v for k, v in (locked.extra or {}).items() if k != CLOSED_FOR_SILENCE}
+            locked.save(update_fields=["status", "finished_at", "failure_reason", "extra", "updated_at"])
         if locked.status != RunStatus.RUNNING:
             if status is not None and status == locked.status:
                 return locked

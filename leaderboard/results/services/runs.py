@@ -21,6 +21,7 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import (
     Configuration,
     ModelFile,
+    Provenance,
     Rig,
     RigGpu,
     Run,
@@ -31,7 +32,7 @@ from leaderboard.results.models import (
     Workload,
 )
 from leaderboard.results.services import ingest_sql
-from leaderboard.results.services.append import run_append
+from leaderboard.results.services.append import run_append, run_closed_for_silence
 from leaderboard.results.services.catalog import (
     catalog_get_or_create,
     configuration_key,
@@ -126,6 +127,44 @@ def run_create(
     return RunCreateResult(run=stored, created=True, rig_gpus=found.rig_gpus)
 
 
+# The Run fields a measured payload (POST /api/runs/, docs/api.md) may set;
+# summaries are the service's own and provenance is always 'measured'.
+MEASURED_RUN_FIELDS = (
+    "uuid",
+    "status",
+    "failure_reason",
+    "started_at",
+    "finished_at",
+    "notes",
+    "fingerprint",
+    "server_log_tail",
+    "extra",
+)
+
+
+def run_create_measured(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult:
+    """Store a validated run payload (``RunInputSerializer``'s data) as a measured run of ``rig``.
+
+    The one mapping from the payload to ``run_create``, shared by the API, the
+    llama-bench import and ``manage.py import_runs``. Reported results never come
+    this way: they come only from the published importer."""
+    run = {name: data.get(name) for name in MEASURED_RUN_FIELDS}
+    run["fingerprint"] = run["fingerprint"] or {}
+    run["extra"] = run["extra"] or {}
+    run["provenance"] = Provenance.MEASURED
+    return run_create(
+        rig=rig,
+        stack=data["stack"],
+        model_file=data["model_file"],
+        configuration=data["configuration"],
+        workload=data["workload"],
+        run=run,
+        samples=data["samples"],
+        sweep_points=data["sweep_points"],
+        concurrency_levels=data.get("concurrency_levels") or [],
+    )
+
+
 def _existing_or_conflict(existing: Run, rig: Rig) -> RunCreateResult:
     if existing.rig_id != rig.pk:
         raise ApplicationError("a run with this uuid belongs to another rig", field="uuid", status_code=409)
@@ -152,7 +191,8 @@ def _existing_or_complete(
     the close could not be delivered, it spools the whole run and re-posts it
     later, and that one document must be enough to finish the open run."""
     result = _existing_or_conflict(existing, rig)
-    if existing.status != RunStatus.RUNNING or run.get("status") not in _ENDED:
+    open_ = existing.status == RunStatus.RUNNING or run_closed_for_silence(existing)
+    if not open_ or run.get("status") not in _ENDED:
         return result
     completed = run_append(
         run=existing,
@@ -197,8 +237,8 @@ def _run_create_atomic(
         **fields,
     )
     sample_objs = sample_objects(new_run, samples)
-    run_summary_apply(run=new_run, samples=sample_objs)
     sweep_objs = sweep_objects(new_run, sweep_points)
+    run_summary_apply(run=new_run, samples=sample_objs, sweep_points=sweep_objs)
     if ingest_sql.applies():
         ingest_sql.run_rows_insert(run=new_run, samples=sample_objs, points=sweep_objs)
     else:

@@ -3,7 +3,9 @@ module the runner's table uses), never trusted from the client."""
 
 from __future__ import annotations
 
-from leaderboard.results.models import Run, Sample, SummarySource
+from collections.abc import Sequence
+
+from leaderboard.results.models import Run, Sample, SummarySource, SweepPoint
 from runners import stats
 
 SUMMARY_FIELDS = [
@@ -33,17 +35,36 @@ def _mean(values: list[float | None]) -> float | None:
     return summary.mean if summary else None
 
 
-def run_summary_apply(*, run: Run, samples: list[Sample]) -> None:
+def sweep_headline(points: Sequence[SweepPoint]) -> SweepPoint | None:
+    """Return the sweep point that stands for a sweep-only run: the shortest
+    context with a decode figure (a point without a token count, e.g. a printed
+    '198K', comes after every counted one); None when no point has decode t/s."""
+    with_decode = [p for p in points if p.decode_tokens_per_s is not None]
+    if not with_decode:
+        return None
+    return min(with_decode, key=lambda p: (p.ctx_tokens is None, p.ctx_tokens or 0))
+
+
+def run_summary_apply(*, run: Run, samples: list[Sample], sweep_points: Sequence[SweepPoint] = ()) -> None:
     """Set ``run``'s summary columns from ``samples`` (not saved).
 
-    With no samples the run keeps a published summary if it has one; a measured
-    run with no samples gets no figures."""
+    With no samples the run keeps a published summary if it has one; else a
+    run with a context sweep takes its sweep's headline (``sweep_headline``,
+    ``summary_source='sweep'``, n = 0); else it gets no figures."""
     if not samples:
         if run.summary_source != SummarySource.PUBLISHED:
             for field in SUMMARY_FIELDS[2:]:
                 setattr(run, field, None)
             run.summary_source = SummarySource.NONE
             run.n_samples = 0
+            headline = sweep_headline(sweep_points)
+            if headline is not None:
+                run.summary_source = SummarySource.SWEEP
+                run.decode_tokens_per_s_mean = headline.decode_tokens_per_s
+                run.prefill_tokens_per_s_mean = headline.prefill_tokens_per_s
+                run.ttft_ms_mean = headline.ttft_ms
+                run.power_w_mean = headline.power_w
+                run.tokens_per_kwh = headline.tokens_per_kwh
         return
     decode = [s.decode_tokens_per_s for s in samples]
     decode_present = [v for v in decode if v is not None]
@@ -75,6 +96,6 @@ def run_summary_apply(*, run: Run, samples: list[Sample]) -> None:
 
 def run_summary_update(*, run: Run) -> Run:
     """Recompute and save ``run``'s summary from its stored samples; return it."""
-    run_summary_apply(run=run, samples=list(run.samples.all()))
+    run_summary_apply(run=run, samples=list(run.samples.all()), sweep_points=list(run.sweep_points.all()))
     run.save(update_fields=[*SUMMARY_FIELDS, "updated_at"])
     return run

@@ -6,8 +6,10 @@ whatever its length."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -45,6 +47,16 @@ def represent(serializer_class: Any, instance: Any) -> Any:
 
 
 SUMMARY_FIELDS = [*summary.SUMMARY_FIELDS, "cost_usd_per_mtok"]
+
+
+@functools.cache
+def _run_page_pattern() -> str:
+    return reverse("boards:run", args=[987654321])
+
+
+def run_page_path(run_id: int) -> str:
+    """Return the path of a run's page (reversed once per process: reverse() per row costs more than the row)."""
+    return _run_page_pattern().replace("987654321", str(int(run_id)))
 
 
 class RigGpuOutputSerializer(serializers.ModelSerializer):
@@ -150,11 +162,13 @@ class RunListOutputSerializer(serializers.ModelSerializer):
     # "source" is also an attribute of every DRF field; as a field name it is fine at run time.
     source = serializers.SlugRelatedField(slug_field="key", read_only=True)  # type: ignore[assignment,var-annotated]
     summary = serializers.SerializerMethodField()
+    page_url = serializers.SerializerMethodField(help_text="The run's page on the site (a path on this host).")
 
     class Meta:
         model = Run
         fields = [
             "uuid",
+            "page_url",
             "rig",
             "gpu_summary",
             "status",
@@ -175,6 +189,9 @@ class RunListOutputSerializer(serializers.ModelSerializer):
 
     def get_gpu_summary(self, run: Run) -> str:
         return run.rig.gpu_summary()
+
+    def get_page_url(self, run: Run) -> str:
+        return run_page_path(run.pk)
 
     @extend_schema_field(RunSummaryOutputSerializer)
     def get_summary(self, run: Run) -> dict[str, Any]:

@@ -31,7 +31,7 @@ class RigListApi(ApiMixin, generics.ListAPIView):
     ordering = ["name"]
 
     def get_queryset(self) -> Any:
-        return selectors.rig_list()
+        return selectors.rig_list_public()
 
 
 class RigDetailApi(ApiMixin, generics.RetrieveAPIView):

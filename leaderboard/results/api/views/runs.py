@@ -18,10 +18,10 @@ from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.permissions import token_rig_name
 from leaderboard.results.api.serializers import fast, inputs, outputs
 from leaderboard.results.api.views.base import ApiMixin
-from leaderboard.results.models import Provenance, RigToken, Run
+from leaderboard.results.models import RigToken, Run
 from leaderboard.results.services.append import run_append
 from leaderboard.results.services.lookup import attach_prefetched
-from leaderboard.results.services.runs import RunCreateResult, run_create
+from leaderboard.results.services.runs import RunCreateResult, run_create_measured
 
 _ERRORS = {
     400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),
@@ -74,7 +74,8 @@ class RunListApi(ApiMixin, generics.ListAPIView):
     ordering = ["-created_at"]
 
     def get_queryset(self) -> Any:
-        return selectors.run_list()
+        # Runs of community rigs awaiting review stay out of public lists (leaderboard/intake).
+        return selectors.run_list_public()
 
 
 class RunCreateApi(ApiMixin, APIView):
@@ -107,29 +108,7 @@ class RunCreateApi(ApiMixin, APIView):
             serializer = self.InputSerializer(data=request.data)
             serializer.is_valid(raise_exception=True)
             data = serializer.validated_data
-        result = run_create(
-            rig=token.rig,
-            stack=data["stack"],
-            model_file=data["model_file"],
-            configuration=data["configuration"],
-            workload=data["workload"],
-            run={
-                "uuid": data["uuid"],
-                "status": data["status"],
-                "failure_reason": data.get("failure_reason"),
-                "started_at": data.get("started_at"),
-                "finished_at": data.get("finished_at"),
-                "notes": data.get("notes"),
-                "fingerprint": data.get("fingerprint") or {},
-                "server_log_tail": data.get("server_log_tail"),
-                "extra": data.get("extra") or {},
-                # Reported results come only from the importer.
-                "provenance": Provenance.MEASURED,
-            },
-            samples=data["samples"],
-            sweep_points=data["sweep_points"],
-            concurrency_levels=data.get("concurrency_levels") or [],
-        )
+        result = run_create_measured(rig=token.rig, data=data)
         if result.created:
             return Response(_created_detail(result), status=status.HTTP_201_CREATED)
         return Response(_detail(result.run.uuid), status=status.HTTP_200_OK)

@@ -1,0 +1,128 @@
+"""Run-to-run noise: where a rig has run one configuration several times, how
+far its run medians spread. A difference between two runs smaller than that
+spread is not evidence that one stack is faster."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import Avg, Count, Max, Min, QuerySet, StdDev
+
+from leaderboard.results.models import Run, RunStatus, SummarySource
+
+GROUP = ("rig_id", "stack_id", "model_file_id", "configuration_id", "workload_id")
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The spread of the decode t/s medians of one configuration's runs on one rig."""
+
+    rig_id: int
+    stack_id: int
+    model_file_id: int
+    configuration_id: int
+    workload_id: int
+    label: str
+    n_runs: int
+    mean_of_medians: float
+    stdev_of_medians: float | None
+    min_median: float
+    max_median: float
+
+    @property
+    def range_pct(self) -> float:
+        """Return max − min of the run medians in percent of their mean."""
+        if not self.mean_of_medians:
+            return 0.0
+        return 100.0 * (self.max_median - self.min_median) / self.mean_of_medians
+
+    @property
+    def stdev_pct(self) -> float | None:
+        if self.stdev_of_medians is None or not self.mean_of_medians:
+            return None
+        return 100.0 * self.stdev_of_medians / self.mean_of_medians
+
+    @property
+    def key(self) -> tuple[int, int, int, int, int]:
+        return (self.rig_id, self.stack_id, self.model_file_id, self.configuration_id, self.workload_id)
+
+
+def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
+    rows = (
+        runs.values(
+            *GROUP,
+            "stack__engine",
+            "stack__build",
+            "model_file__name",
+            "model_file__quantization",
+            "configuration__speculative_type",
+            "workload__name",
+        )
+        .annotate(
+            n=Count("pk"),
+            mean=Avg("decode_tokens_per_s_median"),
+            sd=StdDev("decode_tokens_per_s_median", sample=True),
+            lo=Min("decode_tokens_per_s_median"),
+            hi=Max("decode_tokens_per_s_median"),
+        )
+        .filter(n__gte=2)
+        .order_by("-n", "-mean")[:limit]
+    )
+    return [
+        Spread(
+            rig_id=r["rig_id"],
+            stack_id=r["stack_id"],
+            model_file_id=r["model_file_id"],
+            configuration_id=r["configuration_id"],
+            workload_id=r["workload_id"],
+            label=" · ".join(
+                part
+                for part in (
+                    f"{r['stack__engine']} {r['stack__build']}".strip(),
+                    f"{r['model_file__name']} {r['model_file__quantization']}".strip(),
+                    r["configuration__speculative_type"] if r["configuration__speculative_type"] != "none" else "",
+                    r["workload__name"],
+                )
+                if part
+            ),
+            n_runs=r["n"],
+            mean_of_medians=r["mean"],
+            stdev_of_medians=r["sd"],
+            min_median=r["lo"],
+            max_median=r["hi"],
+        )
+        for r in rows
+    ]
+
+
+def _measured_runs() -> QuerySet[Run]:
+    # Only runs whose medians come from raw repetitions: a published headline has no noise to measure.
+    return Run.objects.filter(
+        status=RunStatus.FINISHED,
+        summary_source=SummarySource.SAMPLES,
+        decode_tokens_per_s_median__isnull=False,
+    ).order_by()
+
+
+def rig_spreads(*, rig_id: int, limit: int = 20) -> list[Spread]:
+    """Return the run-to-run spread of each configuration this rig ran two or
+    more times (most runs first), one query."""
+    return _spreads(_measured_runs().filter(rig_id=rig_id), limit=limit)
+
+
+def spreads_for(runs: Sequence[Run]) -> dict[tuple[int, int, int, int, int], Spread]:
+    """Return the spreads of the configurations ``runs`` belong to, by group key, one query."""
+    if not runs:
+        return {}
+    rig_ids = {r.rig_id for r in runs}
+    config_ids = {r.configuration_id for r in runs}
+    found = _spreads(
+        _measured_runs().filter(rig_id__in=rig_ids, configuration_id__in=config_ids),
+        limit=1000,
+    )
+    return {s.key: s for s in found}
+
+
+def group_key(run: Run) -> tuple[int, int, int, int, int]:
+    return (run.rig_id, run.stack_id, run.model_file_id, run.configuration_id, run.workload_id)

@@ -1,0 +1,236 @@
+"""What the campaign page and API show, computed from the trials: progress,
+best-so-far, each parameter's effect, the Pareto front, the failure boundary,
+a power-law fit and the recommendation. Pure: no queries, no Django."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from scipy import stats as sp_stats
+
+from runners.campaign.trial import trial_config
+from runners.config import RigConfig, command_line_text
+from runners.stats import significance
+
+ALPHA = 0.05
+# Seed 003's published fit (RTX 3070, 35B MoE; x = GB of the model resident in system
+# RAM, not on the GPU; 42 its "total effective memory budget"): shown as reported.
+SEED_003_FIT = {
+    "form": "a·(C − x)^α",
+    "a": 9.81e-6,
+    "C": 42.0,
+    "alpha": 4.247,
+    "x": "model GB in RAM",
+    "source": "seed 003",
+}
+
+
+class TrialRow(Protocol):
+    number: int
+    params: dict[str, Any]
+    state: str
+    value: float | None
+    metrics: dict[str, Any]
+    samples: list[Any]
+    failure_kind: str
+    failure_reason: str
+    duration_s: float | None
+
+
+def _p_value(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """Return the project's two-sided Mann–Whitney U p-value of ``a`` vs ``b``; None below two values each."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return significance(list(a), list(b), test="mannwhitney").p_value
+
+
+@dataclass
+class Analysis:
+    done: int = 0
+    budget: int = 0
+    eta_s: float | None = None
+    best_so_far: list[dict[str, Any]] = field(default_factory=list)
+    best: dict[str, Any] | None = None
+    effects: list[dict[str, Any]] = field(default_factory=list)
+    pareto: list[int] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    boundary: list[str] = field(default_factory=list)
+    fits: list[dict[str, Any]] = field(default_factory=list)
+    published_fit: dict[str, Any] = field(default_factory=lambda: dict(SEED_003_FIT))
+    command_line: str = ""
+    server_toml: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _better(direction: str, a: float, b: float) -> bool:
+    return a > b if direction == "maximize" else a < b
+
+
+def campaign_analysis(
+    spec: Mapping[str, Any], trials: Sequence[TrialRow], *, base: Mapping[str, Any] | None = None
+) -> Analysis:
+    """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict())."""
+    direction = "minimize" if spec.get("objective") == "ttft_ms" else "maximize"
+    space: dict[str, list[Any]] = spec.get("space") or {}
+    size = math.prod(len(v) for v in space.values()) if space else 0
+    budget = int((spec.get("budget") or {}).get("trials") or size)
+    out = Analysis(done=len(trials), budget=min(budget, size) if size else budget)
+    durations = [t.duration_s for t in trials if t.duration_s]
+    if durations and out.done < out.budget:
+        out.eta_s = statistics.fmean(durations) * (out.budget - out.done)
+    ok = [t for t in trials if t.state == "complete" and t.value is not None]
+    best: TrialRow | None = None
+    for t in trials:
+        if (
+            t.state == "complete"
+            and t.value is not None
+            and (best is None or _better(direction, t.value, best.value or 0))
+        ):
+            best = t
+        out.best_so_far.append({"number": t.number, "value": t.value, "best": best.value if best else None})
+    if best is not None:
+        out.best = {"number": best.number, "value": best.value, "params": best.params}
+        if base:
+            out.command_line, out.server_toml = recommendation(base, best.params)
+    out.effects = _effects(space, ok)
+    out.pareto = _pareto(ok, direction)
+    out.failures = [
+        {"number": t.number, "params": t.params, "kind": t.failure_kind, "reason": t.failure_reason[:300]}
+        for t in trials
+        if t.state == "failed"
+    ]
+    out.boundary = _boundary(space, trials)
+    out.fits = [fit for name in space if (fit := power_fit(name, ok)) is not None]
+    return out
+
+
+def _repetitions(trial: TrialRow) -> list[float]:
+    """Return the trial's per-repetition objective values (its mean when none were kept)."""
+    values = [float(v) for v in trial.samples if v is not None]
+    return values or ([float(trial.value)] if trial.value is not None else [])
+
+
+def _effects(space: Mapping[str, list[Any]], ok: Sequence[TrialRow]) -> list[dict[str, Any]]:
+    """Return, per parameter value, the median of its trials' repetitions against all
+    the others', the effect in percent and the significance of the difference."""
+    rows = []
+    for name, values in space.items():
+        if len(values) < 2:
+            continue
+        for value in values:
+            inside = [v for t in ok if t.params.get(name) == value for v in _repetitions(t)]
+            outside = [v for t in ok if t.params.get(name) != value for v in _repetitions(t)]
+            if not inside or not outside:
+                continue
+            base = statistics.median(outside)
+            effect = statistics.median(inside) / base - 1 if base else None
+            p = _p_value(inside, outside)
+            rows.append({
+                "parameter": name,
+                "value": value,
+                "n": sum(1 for t in ok if t.params.get(name) == value),
+                "median": statistics.median(inside),
+                "effect_pct": effect * 100 if effect is not None else None,
+                "p_value": p,
+                "significant": p is not None and p < ALPHA,
+            })  # fmt: skip
+    return rows
+
+
+def _pareto(ok: Sequence[TrialRow], direction: str) -> list[int]:
+    """Return the numbers of trials no other trial beats on speed, perplexity and VRAM at once."""
+
+    def point(t: TrialRow) -> tuple[float, float, float]:
+        speed = float(t.value or 0.0) * (1 if direction == "maximize" else -1)
+        ppl = t.metrics.get("perplexity")
+        vram = t.metrics.get("vram_peak_mib")
+        return speed, -float(ppl) if ppl is not None else 0.0, -float(vram) if vram is not None else 0.0
+
+    points = {t.number: point(t) for t in ok}
+    front = []
+    for number, p in points.items():
+        dominated = any(all(q[i] >= p[i] for i in range(3)) and q != p for n, q in points.items() if n != number)
+        if not dominated:
+            front.append(number)
+    return sorted(front)
+
+
+def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> list[str]:
+    """Return sentences like "ctx_size ≥ 20000000 failed (out_of_memory); ≤ 2048 ran"."""
+    lines = []
+    for name, values in space.items():
+        numeric = [v for v in values if isinstance(v, int | float)]
+        if len(numeric) != len(values):
+            continue
+        failed = [t.params[name] for t in trials if t.state == "failed" and name in t.params]
+        ran = [t.params[name] for t in trials if t.state == "complete" and name in t.params]
+        if not failed or not ran:
+            continue
+        low_fail = min(failed)
+        if low_fail > max(ran):
+            kinds = sorted({t.failure_kind for t in trials if t.state == "failed" and t.params.get(name) == low_fail})
+            lines.append(f"{name} ≥ {low_fail} failed ({', '.join(kinds)}); ≤ {max(ran)} ran")
+    return lines
+
+
+def power_fit(name: str, ok: Sequence[TrialRow]) -> dict[str, Any] | None:
+    """Fit y = a·x^α by least squares on logs; return {a, alpha, alpha_ci, r2, points}; None below 3 distinct x."""
+    pairs = [
+        (float(t.params[name]), float(t.value))
+        for t in ok
+        if isinstance(t.params.get(name), int | float) and not isinstance(t.params.get(name), bool)
+        and t.value and t.params[name] > 0
+    ]  # fmt: skip
+    if len({x for x, _ in pairs}) < 3:
+        return None
+    x = np.log([p[0] for p in pairs])
+    y = np.log([p[1] for p in pairs])
+    fit = sp_stats.linregress(x, y)
+    dof = len(pairs) - 2
+    half = float(sp_stats.t.ppf(0.975, dof) * fit.stderr) if dof > 0 else float("nan")
+    return {
+        "parameter": name,
+        "form": "a·x^α",
+        "a": float(math.exp(fit.intercept)),
+        "alpha": float(fit.slope),
+        "alpha_ci": [float(fit.slope - half), float(fit.slope + half)] if math.isfinite(half) else None,
+        "r2": float(fit.rvalue**2),
+        "points": [{"x": px, "y": py} for px, py in pairs],
+    }
+
+
+def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[str, str]:
+    """Return (llama-server command line, rig.toml [server] section) for ``params`` over ``base``."""
+    config = trial_config(base, params, repetitions=1)
+    try:
+        server = RigConfig.from_mapping({k: v for k, v in config.items() if k != "service"}).server
+    except ValueError:
+        return "", ""
+    if server is None:
+        return "", ""
+    line = command_line_text(server.argv(port=8080))
+    lines = ["[server]"]
+    for key, value in config.get("server", {}).items():
+        if key in ("startup_timeout_s", "stop_grace_s", "port", "host"):
+            continue
+        lines.append(f"{key} = {_toml(value)}")
+    return line, "\n".join(lines)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,161 @@
+"""REST: open a campaign, record its trials, close it (a rig's token, or staff);
+read a campaign with its trials and analysis (public)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from rest_framework import permissions, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.campaigns.analysis import campaign_analysis
+from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
+from leaderboard.campaigns.models import Campaign, Trial
+from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
+from leaderboard.core.errors import ApplicationError
+from leaderboard.results.models import Rig, RigToken
+
+
+def _is_staff(request: Request) -> bool:
+    return bool(request.user and request.user.is_authenticated and request.user.is_staff)
+
+
+def _token_rig_id(request: Request) -> int | None:
+    return request.auth.rig_id if isinstance(request.auth, RigToken) else None
+
+
+def _body(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise ApplicationError("expected a JSON object", field="body")
+    return dict(request.data)
+
+
+class IsStaffOrRigToken(permissions.BasePermission):
+    message = "Give the rig's token (Authorization: Token <token>) or sign in as staff."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        return _is_staff(request) or _token_rig_id(request) is not None
+
+
+def _own_campaign(request: Request, campaign_id: int) -> Campaign:
+    campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
+    if not _is_staff(request) and _token_rig_id(request) != campaign.rig_id:
+        raise ApplicationError("this campaign belongs to another rig", field="detail", status_code=403)
+    return campaign
+
+
+def trial_output(trial: Trial) -> dict[str, Any]:
+    return {
+        "number": trial.number,
+        "params": trial.params,
+        "state": trial.state,
+        "value": trial.value,
+        "metrics": trial.metrics,
+        "samples": trial.samples,
+        "run_uuid": str(trial.run_uuid) if trial.run_uuid else None,
+        "run_id": trial.run_id,
+        "failure_kind": trial.failure_kind,
+        "failure_reason": trial.failure_reason,
+        "log_tail": trial.log_tail,
+        "pruned": trial.pruned,
+        "duration_s": trial.duration_s,
+        "overhead_s": trial.overhead_s,
+    }
+
+
+def campaign_output(campaign: Campaign, *, trials: bool = True) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": campaign.id,
+        "rig": campaign.rig.name,
+        "name": campaign.name,
+        "spec": campaign.spec,
+        "base_config": campaign.base_config,
+        "origin": campaign.origin,
+        "status": campaign.status,
+        "status_reason": campaign.status_reason,
+        "created_at": campaign.created_at,
+        "finished_at": campaign.finished_at,
+    }
+    if trials:
+        rows = list(campaign.trials.all())
+        data["trials"] = [trial_output(t) for t in rows]
+        data["analysis"] = campaign_analysis(campaign.spec, rows, base=campaign.base_config).as_dict()
+    return data
+
+
+class CampaignListCreateApi(APIView):
+    permission_classes = [IsStaffOrRigToken]
+
+    def get(self, request: Request) -> Response:
+        campaigns = Campaign.objects.select_related("rig")[:200]
+        return Response({"results": [campaign_output(c, trials=False) for c in campaigns]})
+
+    def post(self, request: Request) -> Response:
+        data = _body(request)
+        token_rig = _token_rig_id(request)
+        name = data.get("rig")
+        if token_rig is not None:
+            rig = Rig.objects.get(pk=token_rig)
+            if name and name != rig.name:
+                raise ApplicationError(f"this token is for rig {rig.name!r}", field="rig", status_code=403)
+        else:
+            if not isinstance(name, str) or not name:
+                raise ApplicationError("required: the rig's name", field="rig")
+            rig = Rig.objects.filter(name=name).first()  # type: ignore[assignment]
+            if rig is None:
+                raise ApplicationError(f"no rig named {name!r}", field="rig")
+        # A rig's token opens a campaign its own CLI runs; staff start one the
+        # service runs, trial by trial, as jobs on the rig's queue.
+        origin = "terminal" if token_rig is not None else "service"
+        with transaction.atomic():
+            campaign = campaign_create(rig=rig, data=data, origin=origin)
+            if origin == "service":
+                if not campaign.base_config.get("server"):
+                    raise ApplicationError("required: the rig config with its [server] section", field="base_config")
+                campaign_advance(campaign_id=campaign.pk, created_by=request.user)
+        return Response(campaign_output(campaign), status=status.HTTP_201_CREATED)
+
+
+class CampaignDetailApi(APIView):
+    permission_classes = [permissions.AllowAny]
+
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
+        return Response(campaign_output(campaign))
+
+
+class TrialCreateApi(APIView):
+    permission_classes = [IsStaffOrRigToken]
+
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = _own_campaign(request, campaign_id)
+        trial, created = trial_record(campaign=campaign, data=_body(request))
+        return Response(trial_output(trial), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class CampaignCancelApi(APIView):
+    permission_classes = [IsStaffOrRigToken]
+
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = _own_campaign(request, campaign_id)
+        reason = str(_body(request).get("reason") or "cancelled")
+        campaign = campaign_cancel(campaign=campaign, reason=reason[:500])
+        return Response(campaign_output(campaign))
+
+
+class CampaignFinishApi(APIView):
+    permission_classes = [IsStaffOrRigToken]
+
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = _own_campaign(request, campaign_id)
+        data = _body(request)
+        campaign = campaign_finish(
+            campaign=campaign, status=str(data.get("status")), reason=str(data.get("reason", ""))
+        )
+        return Response(campaign_output(campaign, trials=False))

@@ -1,0 +1,171 @@
+"""Campaigns run from the service: each trial is a benchmark job on the rig's
+queue (leaderboard.jobs), one at a time; when a trial's job ends, the trial is
+settled from its run (or its failure) and the next point is proposed from the
+stored trials (runners.campaign.search, the same search the rig's CLI runs).
+
+``campaign_advance`` is idempotent and locks the campaign: it is called when a
+job linked to a trial is saved (signals.py) and may be called again by anyone
+(a sweeper, the admin) without dispatching twice.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialState
+from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
+from leaderboard.jobs.services import job_abort, jobs_enqueue
+from leaderboard.results.models import Run
+from runners.campaign.search import Search
+from runners.campaign.spec import CampaignSpec
+from runners.campaign.trial import trial_config
+
+_TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED, JobStatus.EXPIRED)
+# The rig's task reports why a job failed in the runner's words; a server that
+# would not start says what llama-server said (runners/server.py _FAILURE_PATTERNS).
+_KINDS = [
+    ("out_of_memory", re.compile(r"out of memory|failed to allocate|unable to allocate", re.I)),
+    ("unknown_flag", re.compile(r"rejected a flag|invalid argument|unknown argument", re.I)),
+    ("model_load_failed", re.compile(r"model failed to load|failed to load model", re.I)),
+    ("startup_timeout", re.compile(r"did not become healthy", re.I)),
+    ("time_limit", re.compile(r"time limit", re.I)),
+]
+
+
+def failure_kind(text: str, job_status: str) -> str:
+    """Return the failure's kind read from the job's error text."""
+    if job_status == JobStatus.EXPIRED:
+        return "expired"
+    for kind, pattern in _KINDS:
+        if pattern.search(text):
+            return kind
+    return "aborted" if job_status == JobStatus.ABORTED else "run_failed"
+
+
+def run_metrics(run: Run) -> dict[str, Any]:
+    """Return the trial metrics of a stored run (the same keys the rig's CLI sends)."""
+    samples = list(run.samples.all())
+    vram = [s.vram_peak_mib for s in samples if s.vram_peak_mib is not None]
+    checks = [s.output_ok for s in samples if s.output_ok is not None]
+    return {
+        "decode_tokens_per_s": run.decode_tokens_per_s_mean,
+        "prefill_tokens_per_s": run.prefill_tokens_per_s_mean,
+        "ttft_ms": run.ttft_ms_mean,
+        "tokens_per_kwh": run.tokens_per_kwh,
+        "vram_peak_mib": max(vram) if vram else None,
+        "output_ok_fraction": sum(1 for c in checks if c) / len(checks) if checks else None,
+        "n_samples": len(samples),
+    }
+
+
+def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec) -> None:
+    run = Run.objects.filter(uuid=job.run_uuid).first()
+    trial.run = run
+    trial.duration_s = (
+        (job.finished_at - job.started_at).total_seconds() if job.started_at and job.finished_at else None
+    )
+    if run is not None:
+        trial.metrics = run_metrics(run)
+        trial.samples = [
+            s.decode_tokens_per_s_server or s.decode_tokens_per_s_client for s in run.samples.order_by("index")
+        ]
+        trial.log_tail = run.server_log_tail[-8000:] if job.status != JobStatus.FINISHED else ""
+        trial.measured_s = sum(
+            (s.ttft_ms or 0) / 1000 + (s.tokens_generated or 0) / (s.decode_tokens_per_s_client or float("inf"))
+            for s in run.samples.all()
+        )
+    value = trial.metrics.get(spec.objective)
+    if job.status == JobStatus.FINISHED and run is not None and value is not None:
+        trial.state, trial.value = TrialState.COMPLETE, float(value)
+        broken = [c.text() for c in spec.constraints if c.holds(trial.metrics) is False]
+        if broken:
+            trial.state, trial.failure_reason = TrialState.INFEASIBLE, "breaks " + "; ".join(broken)
+    else:
+        trial.state = TrialState.ABORTED if job.status == JobStatus.ABORTED else TrialState.FAILED
+        trial.failure_reason = job.error or (run.failure_reason if run else "") or f"job {job.status}"
+        trial.failure_kind = failure_kind(trial.failure_reason, job.status)
+    trial.save()
+
+
+def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | None:
+    """Settle the campaign's trial in hand if its job has ended, then dispatch the
+    next one; return the trial now in hand (None when none: waiting or done).
+    Close the campaign when the budget or the space is spent, or when a job
+    expired (the rig's worker never answers: the campaign says so)."""
+    with transaction.atomic():
+        campaign = Campaign.objects.select_for_update().select_related("rig").get(pk=campaign_id)
+        if campaign.status != CampaignStatus.RUNNING or campaign.origin != "service":
+            return None
+        spec = CampaignSpec.from_mapping(campaign.spec)
+        pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
+        if pending is not None:
+            job = pending.job
+            if job is not None and job.status not in _TERMINAL:
+                return pending  # still measuring
+            if job is None:
+                pending.state, pending.failure_kind, pending.failure_reason = "failed", "lost", "its job was deleted"
+                pending.save()
+            else:
+                _settle(pending, job, spec)
+                if job.status == JobStatus.EXPIRED:
+                    _close(campaign, CampaignStatus.FAILED, f"trial {pending.number} expired: {job.error}")
+                    return None
+        trials = list(campaign.trials.order_by("number"))
+        elapsed = (timezone.now() - campaign.created_at).total_seconds()
+        if len(trials) >= spec.trial_budget() or (spec.budget_wall_time_s and elapsed >= spec.budget_wall_time_s):
+            _close(campaign, CampaignStatus.FINISHED, "budget spent")
+            return None
+        history = [(t.params, t.value if t.state == TrialState.COMPLETE else None) for t in trials]
+        proposal = Search.from_history(spec, history).ask()
+        if proposal is None:
+            _close(campaign, CampaignStatus.FINISHED, "every point of the space was measured")
+            return None
+        _, params = proposal
+        config = trial_config(campaign.base_config, params, repetitions=spec.repetitions)
+        config["notes"] = f"campaign {campaign.name!r} trial {len(trials) + 1}"
+        job = jobs_enqueue(rig=campaign.rig, kind=JobKind.SUITE, spec=config, created_by=created_by)
+        return Trial.objects.create(
+            campaign=campaign,
+            number=len(trials) + 1,
+            params=params,
+            state=TrialState.RUNNING,
+            job=job,
+            run_uuid=job.run_uuid,
+        )
+
+
+def _close(campaign: Campaign, status: str, reason: str) -> None:
+    campaign.status, campaign.status_reason, campaign.finished_at = status, reason[:2000], timezone.now()
+    campaign.save(update_fields=["status", "status_reason", "finished_at"])
+
+
+def campaign_cancel(*, campaign: Campaign, reason: str = "cancelled by staff") -> Campaign:
+    """Cancel a campaign: its trial in hand is aborted on the rig (the rig stops after
+    the repetition in hand and the run keeps its samples) and settled; nothing else is dispatched."""
+    with transaction.atomic():
+        locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        if locked.status != CampaignStatus.RUNNING:
+            return locked
+        _close(locked, CampaignStatus.CANCELLED, reason)
+    pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
+    if pending is not None and pending.job is not None:
+        job = pending.job
+        if job.status not in _TERMINAL:
+            job = job_abort(job=job, reason=f"campaign cancelled: {reason}")
+        _settle(pending, job, CampaignSpec.from_mapping(locked.spec))
+    return locked
+
+
+def campaign_dispatch_on_job_end(job: BenchmarkJob) -> None:
+    """Advance the campaign of ``job``'s trial once the job has ended (after commit)."""
+    if job.status not in _TERMINAL:
+        return
+    trial = Trial.objects.filter(job_id=job.pk, state=TrialState.RUNNING).only("campaign_id").first()
+    if trial is None:
+        return
+    campaign_id = trial.campaign_id
+    transaction.on_commit(lambda: campaign_advance(campaign_id=campaign_id))

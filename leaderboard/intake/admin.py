@@ -1,0 +1,61 @@
+"""The review queue: community rigs awaiting approval, and disputed runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from leaderboard.core.errors import ApplicationError
+from leaderboard.intake.models import ReviewStatus, RigOwnership, RunDispute
+from leaderboard.intake.owners import rig_review
+
+
+@admin.register(RigOwnership)
+class RigOwnershipAdmin(admin.ModelAdmin):
+    """Filter on "pending review" for the queue. Approve from the list; to reject,
+    write the reason (the owner sees it) on the rig's page and run "Reject"."""
+
+    list_display = ["rig", "owner", "review_status", "created_at", "reviewed_at", "reviewed_by"]
+    list_filter = ["review_status"]
+    search_fields = ["rig__name", "owner__email"]
+    readonly_fields = ["rig", "owner", "review_status", "reviewed_at", "reviewed_by", "created_at"]
+    fields = ["rig", "owner", "review_status", "review_reason", "reviewed_at", "reviewed_by", "created_at"]
+    actions = ["approve", "reject"]
+    ordering = ["review_status", "created_at"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[RigOwnership]:
+        return super().get_queryset(request).select_related("rig", "owner", "reviewed_by")
+
+    @admin.action(description="Approve: the rig's runs enter public leaderboards")
+    def approve(self, request: HttpRequest, queryset: QuerySet[RigOwnership]) -> None:
+        for ownership in queryset:
+            rig_review(ownership=ownership, approve=True, reviewer=request.user, reason="")  # type: ignore[arg-type]
+        self.message_user(request, f"Approved {queryset.count()} rig(s).")
+
+    @admin.action(description="Reject with the reason written on each rig")
+    def reject(self, request: HttpRequest, queryset: QuerySet[RigOwnership]) -> None:
+        for ownership in queryset:
+            try:
+                rig_review(ownership=ownership, approve=False, reviewer=request.user, reason=ownership.review_reason)  # type: ignore[arg-type]
+            except ApplicationError as exc:
+                self.message_user(request, f"{ownership.rig.name}: {exc.message}", level=messages.ERROR)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(RunDispute)
+class RunDisputeAdmin(admin.ModelAdmin):
+    list_display = ["run", "reason", "created_by", "created_at"]
+    raw_id_fields = ["run"]
+    readonly_fields = ["created_by", "created_at"]
+
+    def save_model(self, request: HttpRequest, obj: RunDispute, form: Any, change: bool) -> None:
+        obj.created_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
+
+
+__all__ = ["ReviewStatus", "RigOwnershipAdmin", "RunDisputeAdmin"]

@@ -1,0 +1,60 @@
+"""Forms of the owner pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from leaderboard.results.models import Rig
+from leaderboard.results.services.rigs import GpuSpec, gpu_spec_parse
+
+
+class RigForm(forms.ModelForm):
+    class Meta:
+        model = Rig
+        fields = ["owner_name", "cpu", "cpu_cores", "ram_gb", "os", "kernel", "driver_version", "cuda_version", "notes"]
+
+
+class RigRegisterForm(RigForm):
+    name = forms.SlugField(max_length=200, help_text="Letters, digits, - and _; your runs name it.")
+    gpus = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        help_text="One group per line: MODEL[:VRAM_GB[:COUNT[:POWER_LIMIT_W]]], e.g. RTX 3090:24:2:350. "
+        "Empty: CPU only.",
+    )
+
+    class Meta(RigForm.Meta):
+        fields = ["name", "gpus", *RigForm.Meta.fields]
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        if Rig.objects.filter(name=name).exists():
+            raise forms.ValidationError("A rig with this name exists; pick another.")
+        return name
+
+    def clean_gpus(self) -> list[GpuSpec]:
+        specs = []
+        for line in str(self.cleaned_data.get("gpus") or "").splitlines():
+            if line.strip():
+                try:
+                    specs.append(gpu_spec_parse(line.strip()))
+                except ValueError as exc:
+                    raise forms.ValidationError(str(exc)) from exc
+        return specs
+
+    def validate_unique(self) -> None:
+        """The name is checked in clean_name; the rig is created by the service."""
+
+    def rig_fields(self) -> dict[str, Any]:
+        return {k: v for k, v in self.cleaned_data.items() if k not in ("name", "gpus")}
+
+
+class TokenForm(forms.Form):
+    label = forms.CharField(max_length=200, required=False)
+
+
+class LlamaBenchUploadForm(forms.Form):
+    file = forms.FileField(help_text="llama-bench -o json, -o jsonl or -o csv output.")
+    notes = forms.CharField(max_length=2000, required=False)

@@ -1,0 +1,117 @@
+"""The owner pages under /me/: my rigs, register a rig, tokens, edit, llama-bench upload."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from leaderboard.core.errors import ApplicationError
+from leaderboard.intake import owners
+from leaderboard.intake.forms import LlamaBenchUploadForm, RigForm, RigRegisterForm, TokenForm
+from leaderboard.intake.models import RigOwnership
+from leaderboard.intake.services import llama_bench_import
+from leaderboard.results.models import Rig, Run
+from leaderboard.results.services.rigs import rig_token_issue
+from runners.llamabench import LlamaBenchError
+
+RECENT_RUNS = 10
+
+
+def _own(request: HttpRequest, rig_id: int) -> Rig:
+    try:
+        return owners.owned_rig_get(owner=request.user, rig_id=rig_id)  # type: ignore[arg-type]
+    except ApplicationError as exc:
+        raise Http404(exc.message) from exc
+
+
+@login_required
+def my_rigs(request: HttpRequest) -> HttpResponse:
+    ownerships = (
+        RigOwnership.objects.filter(owner=request.user)  # type: ignore[misc]
+        .select_related("rig")
+        .prefetch_related("rig__tokens", "rig__gpus")
+        .order_by("rig__name")
+    )
+    rigs = []
+    for ownership in ownerships:
+        runs = (
+            Run.objects.filter(rig=ownership.rig)
+            .select_related("workload", "model_file")
+            .order_by("-created_at")[:RECENT_RUNS]
+        )
+        tokens = sorted(ownership.rig.tokens.all(), key=lambda t: t.created_at, reverse=True)
+        rigs.append({"ownership": ownership, "rig": ownership.rig, "tokens": tokens, "runs": list(runs)})
+    return render(request, "intake/my_rigs.html", {"rigs": rigs})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rig_register(request: HttpRequest) -> HttpResponse:
+    form = RigRegisterForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            rig, raw = owners.owned_rig_register(
+                owner=request.user,  # type: ignore[arg-type]
+                name=form.cleaned_data["name"],
+                gpus=form.cleaned_data["gpus"],
+                **form.rig_fields(),
+            )
+        except ApplicationError as exc:
+            form.add_error("name", exc.message)
+        else:
+            return render(request, "intake/token_once.html", {"rig": rig, "raw_token": raw, "new_rig": True})
+    return render(request, "intake/rig_form.html", {"form": form, "title": "Register a rig"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def rig_edit(request: HttpRequest, rig_id: int) -> HttpResponse:
+    rig = _own(request, rig_id)
+    form = RigForm(request.POST or None, instance=rig)
+    if request.method == "POST" and form.is_valid():
+        owners.owned_rig_update(rig=rig, **form.cleaned_data)
+        return redirect("owners:my-rigs")
+    return render(request, "intake/rig_form.html", {"form": form, "title": f"Edit {rig.name}", "rig": rig})
+
+
+@login_required
+@require_POST
+def token_issue(request: HttpRequest, rig_id: int) -> HttpResponse:
+    rig = _own(request, rig_id)
+    form = TokenForm(request.POST)
+    label = form.cleaned_data["label"] if form.is_valid() else ""
+    _, raw = rig_token_issue(rig=rig, label=label)
+    return render(request, "intake/token_once.html", {"rig": rig, "raw_token": raw, "new_rig": False})
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, rig_id: int, token_id: int) -> HttpResponse:
+    rig = _own(request, rig_id)
+    try:
+        owners.owned_token_revoke(rig=rig, token_id=token_id)
+    except ApplicationError as exc:
+        raise Http404(exc.message) from exc
+    return redirect("owners:my-rigs")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def llama_bench_upload(request: HttpRequest, rig_id: int) -> HttpResponse:
+    rig = _own(request, rig_id)
+    form = LlamaBenchUploadForm(request.POST or None, request.FILES or None)
+    context: dict[str, object] = {"rig": rig, "form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            text = form.cleaned_data["file"].read().decode("utf-8")
+            result = llama_bench_import(rig=rig, text=text, notes=form.cleaned_data["notes"])
+        except UnicodeDecodeError:
+            context["errors"] = {"file": ["The file is not UTF-8 text."]}
+        except LlamaBenchError as exc:
+            context["errors"] = exc.errors
+        else:
+            context["result"] = result
+    status = 400 if context.get("errors") else 200
+    return render(request, "intake/llama_bench_upload.html", context, status=status)

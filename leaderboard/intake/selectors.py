@@ -1,0 +1,171 @@
+"""Reads for the llama-bench pages: one test on one model file ranked by GPU, and
+two builds (or two configurations) compared test by test, as llama.cpp's
+scripts/compare-llama-bench.py prints them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from leaderboard.intake.models import public_runs_q
+from leaderboard.results.models import ModelFile, Run, RunStatus, Workload
+from runners.llamabench import WORKLOAD_PREFIX
+
+
+def bench_tokens_per_s(run: Run) -> float | None:
+    """Return the run's llama-bench t/s: decode for a tg test, prefill for a pp test."""
+    if run.decode_tokens_per_s_mean is not None:
+        return run.decode_tokens_per_s_mean
+    return run.prefill_tokens_per_s_mean
+
+
+def bench_runs() -> QuerySet[Run]:
+    """Return the finished llama-bench runs with what the pages show."""
+    return (
+        Run.objects.filter(public_runs_q(), status=RunStatus.FINISHED, workload__name__startswith=WORKLOAD_PREFIX)
+        .select_related("rig", "stack", "model_file", "configuration", "workload")
+        .prefetch_related("rig__gpus")
+    )
+
+
+def bench_tests() -> list[str]:
+    """Return the llama-bench workload names that have runs, sorted."""
+    names = Workload.objects.filter(name__startswith=WORKLOAD_PREFIX, runs__status=RunStatus.FINISHED)
+    return sorted(set(names.values_list("name", flat=True)))
+
+
+def bench_model_files(*, test: str) -> list[ModelFile]:
+    """Return the model files with finished runs of ``test``, by name."""
+    return list(
+        ModelFile.objects.filter(runs__workload__name=test, runs__status=RunStatus.FINISHED).distinct().order_by("name")
+    )
+
+
+@dataclass(frozen=True)
+class GpuRank:
+    rank: int
+    gpus: str
+    run: Run
+    tokens_per_s: float
+    n_runs: int
+
+
+def gpu_ranking(*, test: str, model_file_id: int, gpu: str = "") -> list[GpuRank]:
+    """Return one row per GPU set (the rig's GPUs) for ``test`` on one model file:
+    its fastest run, ranked by t/s. Runs of one test on one file share the model and
+    workload of their comparison key, so the GPUs are the only part that differs.
+    ``gpu`` keeps the GPU sets containing that text (case-insensitive)."""
+    best: dict[str, tuple[Run, float, int]] = {}
+    for run in bench_runs().filter(workload__name=test, model_file_id=model_file_id):
+        gpus = run.rig.gpu_summary() or "CPU only"
+        if gpu and gpu.lower() not in gpus.lower():
+            continue
+        tps = bench_tokens_per_s(run)
+        if tps is None:
+            continue
+        current = best.get(gpus)
+        count = (current[2] if current else 0) + 1
+        if current is None or tps > current[1]:
+            best[gpus] = (run, tps, count)
+        else:
+            best[gpus] = (current[0], current[1], count)
+    ordered = sorted(best.items(), key=lambda item: -item[1][1])
+    return [
+        GpuRank(rank=i, gpus=gpus, run=run, tokens_per_s=tps, n_runs=n)
+        for i, (gpus, (run, tps, n)) in enumerate(ordered, start=1)
+    ]
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    model: str
+    test: str
+    run_a: Run
+    run_b: Run
+    tokens_per_s_a: float
+    tokens_per_s_b: float
+
+    @property
+    def speedup(self) -> float:
+        return self.tokens_per_s_b / self.tokens_per_s_a
+
+
+def _latest_by(runs: Iterable[Run], key: object) -> dict[tuple[str, str], Run]:
+    out: dict[tuple[str, str], Run] = {}
+    for run in sorted(runs, key=lambda r: r.created_at):
+        out[(run.comparison_key, key(run))] = run  # type: ignore[operator]
+    return out
+
+
+def compare_rows(*, rig: str, vary: str, a: str, b: str) -> list[CompareRow]:
+    """Return the tests ``rig`` ran with both A and B, in compare-llama-bench's shape.
+
+    ``vary`` 'build' compares stack builds ``a`` and ``b`` with the configuration
+    held equal; 'config' compares configurations (config_hash prefixes) with the
+    build held equal. A pair shares its comparison key (GPUs, model file, test and
+    depth); the latest run of each side counts."""
+    runs = list(bench_runs().filter(rig__name=rig))
+    if vary == "build":
+        side_a = [r for r in runs if r.stack.build == a]
+        side_b = [r for r in runs if r.stack.build == b]
+        held = lambda r: r.configuration.config_hash  # noqa: E731
+    else:
+        side_a = [r for r in runs if a and r.configuration.config_hash.startswith(a)]
+        side_b = [r for r in runs if b and r.configuration.config_hash.startswith(b)]
+        held = lambda r: r.stack.build  # noqa: E731
+    latest_a, latest_b = _latest_by(side_a, held), _latest_by(side_b, held)
+    rows = []
+    for key, run_a in latest_a.items():
+        run_b = latest_b.get(key)
+        if run_b is None:
+            continue
+        tps_a, tps_b = bench_tokens_per_s(run_a), bench_tokens_per_s(run_b)
+        if not tps_a or tps_b is None:
+            continue
+        rows.append(
+            CompareRow(
+                model=run_a.model_file.name,
+                test=run_a.workload.name.removeprefix(WORKLOAD_PREFIX),
+                run_a=run_a,
+                run_b=run_b,
+                tokens_per_s_a=tps_a,
+                tokens_per_s_b=tps_b,
+            )
+        )
+    return sorted(rows, key=lambda row: (row.model, row.test))
+
+
+def rig_builds_and_configs(*, rig: str) -> tuple[list[str], list[str]]:
+    """Return the builds and configuration hashes of ``rig``'s llama-bench runs."""
+    runs = bench_runs().filter(rig__name=rig)
+    builds = sorted(set(runs.values_list("stack__build", flat=True)))
+    configs = sorted(set(runs.values_list("configuration__config_hash", flat=True)))
+    return builds, configs
+
+
+@dataclass(frozen=True)
+class GpuBenchPlace:
+    """Where one GPU stands on one llama-bench test on one model file."""
+
+    test: str
+    model_file: ModelFile
+    place: GpuRank
+    of: int
+
+
+def gpu_bench_places(*, gpu: str) -> list[GpuBenchPlace]:
+    """Return, for each llama-bench test and model file that rigs with GPU model ``gpu``
+    ran, the best place a GPU set containing it holds in that test's ranking."""
+    pairs = (
+        bench_runs().filter(rig__gpus__model=gpu).order_by().values_list("workload__name", "model_file_id").distinct()
+    )
+    files = {m.pk: m for m in ModelFile.objects.filter(pk__in={model_id for _, model_id in pairs})}
+    places = []
+    for test, model_id in sorted(set(pairs)):
+        ranking = gpu_ranking(test=test, model_file_id=model_id)
+        mine = [row for row in ranking if gpu.lower() in row.gpus.lower()]
+        if mine:
+            places.append(GpuBenchPlace(test=test, model_file=files[model_id], place=mine[0], of=len(ranking)))
+    return places

@@ -1,0 +1,134 @@
+"""``python -m runners campaign --config rig.toml --campaign campaign.toml``.
+
+Opens the campaign on the service (``POST /api/campaigns/`` with the rig's
+token), measures trials with the rig's pipeline (each posted as a run, as
+``python -m runners run`` posts one), and records each trial as it finishes
+(``POST /api/campaigns/<id>/trials/``). Without a service URL it measures and
+prints only. Ctrl-C stops the campaign: the trial in hand is posted as aborted
+with its samples (the pipeline does that) and the campaign is closed cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import requests
+
+from runners.campaign.quality import perplexity_for
+from runners.campaign.search import Prune, TrialResult, run_search
+from runners.campaign.spec import CampaignSpec
+from runners.campaign.trial import measure_trial
+from runners.config import ConfigError, RigConfig, read_spec
+
+
+class CampaignService:
+    """The service's campaign endpoints, with the rig's token."""
+
+    def __init__(self, url: str, token: str, *, timeout_s: float = 30.0) -> None:
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.session = requests.Session()
+        self.session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
+
+    def open(self, spec: CampaignSpec, base: Mapping[str, Any], rig: str) -> dict[str, Any]:
+        """Create the campaign; return the service's answer ({id, ...}). Raise ConfigError on a 400."""
+        body = {**spec.as_dict(), "rig": rig, "base_config": base, "origin": "terminal"}
+        resp = self.session.post(f"{self.url}/api/campaigns/", json=body, timeout=self.timeout_s)
+        if resp.status_code == 400:
+            errors = resp.json().get("errors", {})
+            field = next(iter(errors), "campaign")
+            raise ConfigError(f"campaign.{field}", "; ".join(map(str, errors.get(field, []))) or resp.text)
+        resp.raise_for_status()
+        return dict(resp.json())
+
+    def trial(self, campaign_id: int, trial: TrialResult) -> None:
+        resp = self.session.post(
+            f"{self.url}/api/campaigns/{campaign_id}/trials/", json=trial.payload(), timeout=self.timeout_s
+        )
+        resp.raise_for_status()
+
+    def close(self, campaign_id: int, status: str, reason: str = "") -> None:
+        resp = self.session.post(
+            f"{self.url}/api/campaigns/{campaign_id}/finish/",
+            json={"status": status, "reason": reason},
+            timeout=self.timeout_s,
+        )
+        resp.raise_for_status()
+
+
+def model_quality(models: list[str], binary: str, cache_dir: str) -> dict[str, dict[str, Any]]:
+    """Return each model file's perplexity figures with ``perplexity_margin_pct``, its
+    distance above the best (lowest) perplexity among the campaign's model files."""
+    figures = {model: perplexity_for(model, binary=binary, cache_dir=cache_dir) for model in models}
+    known = [f["perplexity"] for f in figures.values() if f.get("perplexity")]
+    best = min(known) if known else None
+    for entry in figures.values():
+        if best and entry.get("perplexity"):
+            entry["perplexity_margin_pct"] = (entry["perplexity"] / best - 1) * 100
+    return figures
+
+
+def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> tuple[int | None, list[TrialResult]]:
+    """Run the campaign from the terminal; return (the service's campaign id or None, the trials)."""
+    spec = CampaignSpec.from_mapping(campaign_spec)
+    rig = RigConfig.from_mapping(rig_spec)  # a bad rig config fails before anything starts
+    if rig.server is None:
+        raise ConfigError("server", "a campaign launches llama-server itself: give [server]")
+    base = {k: v for k, v in rig_spec.items() if k not in ("service", "run_uuid", "output_path")}
+    service = CampaignService(rig.service.url, rig.service.token) if rig.service.url else None
+    campaign_id = int(service.open(spec, base, rig.service.rig)["id"]) if service else None
+
+    server = rig.server
+    quality = model_quality([str(m) for m in spec.space.get("model", [server.model])], server.binary, rig.cache_dir)
+
+    def measure(number: int, params: dict[str, Any], prune: Prune) -> TrialResult:
+        extra = quality.get(str(params.get("model") or server.model), {})
+        return measure_trial(rig_spec, spec, number, params, extra_metrics=extra, prune=prune)
+
+    def report(trial: TrialResult) -> None:
+        value = f"{trial.value:.2f}" if trial.value is not None else trial.failure_kind
+        print(f"trial {trial.number}: {trial.state} {value} {json.dumps(trial.params)}", flush=True)
+        if service is not None and campaign_id is not None:
+            service.trial(campaign_id, trial)
+
+    status, reason = "finished", ""
+    trials: list[TrialResult] = []
+    try:
+        trials = run_search(spec, measure, on_trial=report)
+    except KeyboardInterrupt:
+        status, reason = "cancelled", "interrupted on the rig"
+    except Exception as exc:
+        status, reason = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        if service is not None and campaign_id is not None:
+            service.close(campaign_id, status, reason)
+    return campaign_id, trials
+
+
+def add_parser(sub: Any) -> None:
+    cmd = sub.add_parser("campaign", help="search the configuration space of llama-server on this rig")
+    cmd.add_argument("--config", required=True, help="rig config, TOML or .json (its [server] is the base)")
+    cmd.add_argument("--campaign", required=True, help="campaign definition, TOML or .json")
+    cmd.add_argument("--no-post", action="store_true", help="measure and print; post nothing")
+
+
+def main(args: argparse.Namespace) -> int:
+    rig_spec = read_spec(args.config)
+    if args.no_post:
+        rig_spec.setdefault("service", {})["url"] = ""
+    campaign_id, trials = run_campaign(rig_spec, read_spec(args.campaign))
+    done = [t for t in trials if t.state == "complete" and t.value is not None]
+    print(f"\ncampaign {campaign_id or '(not posted)'}: {len(trials)} trials, {len(done)} complete")
+    if done:
+        best = max(done, key=lambda t: t.value or 0.0)
+        print(f"best: {best.value:.2f} with {json.dumps(best.params)}")
+    return 0 if trials else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(argparse.Namespace()))

@@ -1,0 +1,173 @@
+"""One trial on the rig: the base config with the trial's parameters, through the
+runner's own pipeline (``run_job``: server start, fingerprint, repetitions,
+posting the run), turned into a TrialResult.
+
+A trial whose server will not start (out of memory, a rejected flag, a model
+that will not load, a start-up time-out) is a failed trial with llama-server's
+own words and log tail; a run that fails mid-way keeps its samples (the
+pipeline posts it as failed) and the trial records why.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runners.campaign.search import Prune, TrialResult
+from runners.campaign.spec import CampaignSpec
+from runners.client import EndedByService
+from runners.config import ConfigError
+from runners.pipeline import run_job
+from runners.server import ServerError
+
+
+def trial_config(base: Mapping[str, Any], params: Mapping[str, Any], *, repetitions: int) -> dict[str, Any]:
+    """Return the rig config for one trial: ``base`` with ``params`` set in its [server].
+
+    ``tensor_overrides`` is one pattern per value ('' for none); a draft-model
+    spec type without a draft model drafts with the model itself, and a trial
+    without a draft spec type loads no draft model."""
+    config = copy.deepcopy(dict(base))
+    server = config.setdefault("server", {})
+    for name, value in params.items():
+        if name == "tensor_overrides":
+            server["tensor_overrides"] = [value] if value else []
+        else:
+            server[name] = value
+    spec_type = str(server.get("spec_type") or "none")
+    if spec_type.startswith("draft-"):
+        server.setdefault("draft_model", server.get("model", ""))
+        if not server.get("draft_model"):
+            server["draft_model"] = server.get("model", "")
+    else:
+        server.pop("draft_model", None)
+        if not spec_type.startswith("ngram"):
+            server.pop("draft_n_max", None)
+    config.setdefault("workload", {})["repetitions"] = repetitions
+    return config
+
+
+def trial_metrics(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the trial's metrics from the run document: means over its repetitions."""
+    samples = [s for s in payload.get("samples", []) if not s.get("error")]
+    decode = [s["decode_tokens_per_s_server"] or s["decode_tokens_per_s_client"] for s in samples]
+
+    def mean(values: list[Any]) -> float | None:
+        present = [float(v) for v in values if v is not None]
+        return statistics.fmean(present) if present else None
+
+    energy = [s.get("energy_j") for s in samples]
+    tokens = sum(int(s.get("tokens_generated") or 0) for s in samples)
+    total_j = sum(float(e) for e in energy if e is not None) if all(e is not None for e in energy) else None
+    vram = [s.get("vram_peak_mib") for s in samples if s.get("vram_peak_mib") is not None]
+    checks = [s.get("output_ok") for s in samples if s.get("output_ok") is not None]
+    return {
+        "decode_tokens_per_s": mean(decode),
+        "decode_tokens_per_s_samples": [v for v in decode if v is not None],
+        "prefill_tokens_per_s": mean([s.get("prefill_tokens_per_s") for s in samples]),
+        "ttft_ms": mean([s.get("ttft_ms") for s in samples]),
+        "tokens_per_kwh": tokens / (total_j / 3.6e6) if total_j else None,
+        "vram_peak_mib": max(vram) if vram else None,
+        "output_ok_fraction": sum(1 for c in checks if c) / len(checks) if checks else None,
+        "n_samples": len(samples),
+    }
+
+
+def _measured_s(payload: Mapping[str, Any]) -> float:
+    total = 0.0
+    for s in payload.get("samples", []):
+        tps = s.get("decode_tokens_per_s_client") or s.get("decode_tokens_per_s_server")
+        total += (s.get("ttft_ms") or 0.0) / 1000.0
+        if tps and s.get("tokens_generated"):
+            total += s["tokens_generated"] / tps
+    return total
+
+
+def measure_trial(
+    base: Mapping[str, Any],
+    spec: CampaignSpec,
+    number: int,
+    params: dict[str, Any],
+    *,
+    extra_metrics: Mapping[str, Any] | None = None,
+    prune: Prune | None = None,
+) -> TrialResult:
+    """Measure one trial with the rig's pipeline and return it (never raises for
+    a trial that failed; a bad base config raises ConfigError). With ``prune``,
+    each repetition but the last is reported to it (the objective so far, when the
+    objective is decode t/s); when it says prune, the measuring stops there and
+    the trial is kept, pruned, with the repetitions measured (the run is posted
+    aborted with them)."""
+    config = trial_config(base, params, repetitions=spec.repetitions)
+    config["run_uuid"] = str(uuid.uuid4())
+    config["notes"] = (str(config.get("notes") or "") + f" campaign {spec.name!r} trial {number}").strip()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rigboard-trial-") as tmp:
+        config["output_path"] = str(Path(tmp) / "run.json")
+        pruned: list[int] = []
+
+        def on_sample(sample: dict[str, Any]) -> None:
+            value = sample.get("decode_tokens_per_s_server") or sample.get("decode_tokens_per_s_client")
+            step = int(sample["index"])
+            if prune is None or spec.objective != "decode_tokens_per_s" or value is None:
+                return
+            if step < spec.repetitions and prune(step, float(value)):
+                pruned.append(step)
+                raise EndedByService("campaign", "pruned", f"pruned after {step} repetition(s): below the median")
+
+        try:
+            result = run_job(config, on_sample=on_sample)
+        except ServerError as exc:
+            return TrialResult(
+                number=number,
+                params=params,
+                state="failed",
+                failure_kind=exc.kind,
+                failure_reason=exc.reason,
+                log_tail=exc.log_tail,
+                duration_s=time.monotonic() - started,
+            )
+        except ConfigError as exc:
+            if exc.field.startswith("server."):
+                # A value of the space the config refuses: this point fails, the campaign goes on.
+                return TrialResult(number, params, "failed", failure_kind="bad_config", failure_reason=str(exc))
+            raise
+        payload = json.loads(Path(config["output_path"]).read_text())
+    trial = TrialResult(
+        number=number,
+        params=params,
+        run_uuid=str(result.run_uuid),
+        duration_s=time.monotonic() - started,
+        measured_s=_measured_s(payload),
+        log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
+    )
+    trial.metrics = {**trial_metrics(payload), **(extra_metrics or {})}
+    trial.samples = list(trial.metrics.pop("decode_tokens_per_s_samples"))
+    if spec.objective != "decode_tokens_per_s":
+        trial.samples = []
+    if pruned and trial.samples:
+        trial.pruned, trial.state = True, "complete"
+        trial.value = statistics.fmean(trial.samples)
+        trial.failure_reason = str(result.failure_reason)
+        return trial
+    if result.status != "finished":
+        trial.state = "failed" if result.status == "failed" else "aborted"
+        trial.failure_kind = "run_failed" if result.status == "failed" else "aborted"
+        trial.failure_reason = str(result.failure_reason)
+        return trial
+    trial.value = trial.metrics.get(spec.objective)
+    if trial.value is None:
+        trial.state, trial.failure_kind = "failed", "no_measurement"
+        trial.failure_reason = f"the run measured no {spec.objective}"
+        return trial
+    broken = [c.text() for c in spec.constraints if c.holds(trial.metrics) is False]
+    if broken:
+        trial.state, trial.failure_reason = "infeasible", "breaks " + "; ".join(broken)
+    return trial

@@ -1,0 +1,86 @@
+"""A real campaign from the rig's terminal (``python -m runners campaign``): Gemma 3
+270M on the CPU through the real llama-server, two model files of different
+quantization with their perplexity measured for real, speculative types (none,
+Gemma as its own draft, n-gram), and a context that cannot be allocated, which
+fails for real and is stored with its cause. Each trial is posted as a run to a
+live Rigboard and recorded as a trial of the campaign."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from leaderboard.campaigns.models import Campaign
+from leaderboard.results.models import Run
+from runners import cli
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_campaign_from_the_terminal_measures_stores_and_survives_a_failed_trial(
+    make_rig_with_token, live_server, gemma_server_section, gemma_gguf, gemma_q8_gguf, campaign_cache_dir, tmp_path
+):
+    rig = make_rig_with_token("cpu-rig")
+    server = gemma_server_section(startup_timeout_s=60.0)
+    server.pop("draft_model")
+    server["spec_type"] = "none"
+    rig_config = {
+        "service": {"url": live_server.url, "token": rig.raw, "rig": "cpu-rig", "spool_dir": str(tmp_path / "spool")},
+        "server": server,
+        "workload": {"max_tokens": 16, "warmup": 0, "request_timeout_s": 60.0},
+        "cache_dir": str(campaign_cache_dir),
+    }
+    campaign = {
+        "name": "gemma on the cpu",
+        "strategy": "random",
+        "seed": 11,
+        "repetitions": 1,
+        "budget": {"trials": 12},
+        "space": {
+            "model": [str(gemma_gguf), str(gemma_q8_gguf)],
+            "threads": [1, 2],
+            "cache_type_k": ["f16", "q8_0"],
+            "flash_attn": ["on", "off"],
+            "spec_type": ["none", "draft-simple", "ngram-simple"],
+            "draft_n_max": [4, 8],
+            "ctx_size": [1024, 2048, 20000000],
+        },
+    }
+    (tmp_path / "rig.json").write_text(json.dumps(rig_config))
+    (tmp_path / "campaign.json").write_text(json.dumps(campaign))
+
+    code = cli.main(["campaign", "--config", str(tmp_path / "rig.json"), "--campaign", str(tmp_path / "campaign.json")])
+
+    assert code == 0
+    stored = Campaign.objects.get()
+    assert stored.status == "finished" and stored.rig == rig.rig
+    trials = list(stored.trials.all())
+    assert [t.number for t in trials] == list(range(1, 13))
+    failed = [t for t in trials if t.state == "failed"]
+    complete = [t for t in trials if t.state == "complete"]
+    assert complete and failed
+    # Every trial asking for the huge context failed for real, with llama-server's own words.
+    for trial in trials:
+        if trial.params["ctx_size"] == 20000000:
+            assert trial.state == "failed" and trial.failure_kind == "out_of_memory", trial.failure_reason
+            assert "allocate" in trial.log_tail
+            assert trial.run is None
+    for trial in complete:
+        assert trial.run is not None and trial.run.status == "finished"
+        assert trial.run.samples.count() == 1 and trial.value == pytest.approx(trial.run.decode_tokens_per_s_mean)
+        assert trial.metrics["perplexity"] > 1
+    # Both quantizations ran and their perplexity differs (measured, not copied).
+    by_model = {Path(t.params["model"]).name: t.metrics["perplexity"] for t in complete}
+    assert len(by_model) == 2 and len(set(by_model.values())) == 2
+    margins = sorted({t.metrics["perplexity_margin_pct"] for t in complete})
+    assert margins[0] == 0 and margins[1] > 0
+    assert {t.params["spec_type"] for t in complete} >= {"none", "draft-simple"} or len(complete) < 4
+    assert Run.objects.filter(rig=rig.rig).count() == len([t for t in trials if t.run_uuid])
+
+    page = live_server.url + f"/campaigns/{stored.id}/"
+    import requests
+
+    html = requests.get(page, timeout=30).text
+    assert "12 of" in html and "out_of_memory" in html and "--model" in html

@@ -1,0 +1,93 @@
+"""The campaign page in Debian's Chromium at desktop and phone width: progress,
+best-so-far chart, a sortable trial table, failures with their cause, the fit
+beside seed 003's published one, and the recommendation's command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.campaigns.models import Campaign
+from leaderboard.campaigns.services import campaign_create, trial_record
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def campaign(make_rig) -> Campaign:
+    rig = make_rig(name="page-rig")
+    stored = campaign_create(
+        rig=rig,
+        data={
+            "name": "threads <b>sweep</b>",
+            "strategy": "grid",
+            "space": {"threads": [1, 2, 4, 8, 16], "ctx_size": [2048, 20000000]},
+            "budget": {"trials": 8},
+            "base_config": {"server": {"model": "/models/gemma.gguf", "spec_type": "none"}},
+        },
+    )
+    measured = {1: [10.0, 10.4], 2: [19.0, 19.5], 4: [33.0, 34.0], 8: [41.0, 40.0], 16: [3.7, 3.9]}
+    number = 0
+    for threads, samples in measured.items():
+        number += 1
+        trial_record(campaign=stored, data={
+            "number": number, "params": {"threads": threads, "ctx_size": 2048}, "state": "complete",
+            "value": sum(samples) / 2, "samples": samples, "duration_s": 9.0, "measured_s": 3.0,
+            "metrics": {"perplexity": 27.9, "vram_peak_mib": None},
+        })  # fmt: skip
+    trial_record(campaign=stored, data={
+        "number": number + 1, "params": {"threads": 2, "ctx_size": 20000000}, "state": "failed",
+        "failure_kind": "out_of_memory", "failure_reason": "failed to allocate <script>alert(1)</script>",
+        "log_tail": "E ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer",
+    })  # fmt: skip
+    return stored
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
+    campaign, live_server, browser_page, screenshot_dir, width
+):
+    page = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    page.goto(f"{live_server.url}/campaigns/{campaign.pk}/")
+    assert page.locator("h1").inner_text() == "threads <b>sweep</b>"
+    assert page.locator(".trials-done").inner_text() == "6 of 8"
+    page.wait_for_selector("#best-so-far-chart .main-svg", timeout=15000)
+    page.wait_for_selector("#fit-threads-chart .main-svg", timeout=15000)
+    page.wait_for_selector("#parallel-chart .main-svg", timeout=15000)
+    assert "out_of_memory" in page.locator("ul.failures").inner_text()
+    assert page.locator(".failure-boundary").inner_text().startswith("ctx_size ≥ 20000000 failed (out_of_memory)")
+    assert "9.81e-06" in page.locator(".published-fit").inner_text()
+    assert "--threads 8" in page.locator(".command-line").inner_text()
+    assert "threads = 8" in page.locator(".server-toml").inner_text()
+    # The 16-thread trap stands out in the effects table.
+    trap = page.locator("table.effects tbody tr").filter(has=page.locator("td:nth-child(2)", has_text="16"))
+    assert trap.count() == 1 and "effect-significant" in (trap.get_attribute("class") or "")
+    assert float(trap.locator("td").nth(4).inner_text()) < -80
+
+    # Sort by the objective column, best first.
+    objective = page.locator("table.trials thead th", has_text="decode_tokens_per_s")
+    objective.click()
+    first = page.locator("table.trials tbody tr").first.locator("td").first.inner_text()
+    assert first == "4"  # trial 4: 8 threads, 40.5 t/s
+    objective.click()
+    assert page.locator("table.trials tbody tr").first.locator("td").first.inner_text() == "5"
+
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 1, f"the page scrolls sideways by {overflow} px at {width} px"
+    page.screenshot(path=str(screenshot_dir / f"campaign-{width}.png"), full_page=True)
+
+
+def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
+    from django.core.management import call_command
+
+    from leaderboard.results.models import Source
+
+    call_command("import_published", verbosity=0)
+    source = Source.objects.get(key__startswith="003")
+    listing = client.get("/campaigns/").content.decode()
+    assert f"/campaigns/reported/{source.id}/" in listing
+    page = client.get(f"/campaigns/reported/{source.id}/").content.decode()
+    assert "Phase 4: First GPU Offload Sweep" in page and "11.85" in page
+    best = max(e.decode_tokens_per_s for e in source.experiments.all() if e.decode_tokens_per_s is not None)
+    assert "Best reported: phase" in page and f"{best:.2f} t/s" in page
+    assert "9.81e-6 * (42 - model_size_gb)^4.247" in page
