@@ -138,6 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(result.summary_line)
     if result.sweep_table:
         print("\n" + result.sweep_table)
+    if result.concurrency_table:
+        print("\n" + result.concurrency_table)
     print(f"\nrun {result.run_uuid}: {result.status}", end="")
     print(f" ({result.failure_reason})" if result.failure_reason else "")
     delivered = result.delivered

@@ -326,7 +326,16 @@ def _remove(path: Path) -> None:
 
 
 # What the finish endpoint takes from the whole run document.
-_FINISH_KEYS = ("status", "failure_reason", "server_log_tail", "finished_at", "extra", "samples", "sweep_points")
+_FINISH_KEYS = (
+    "status",
+    "failure_reason",
+    "server_log_tail",
+    "finished_at",
+    "extra",
+    "samples",
+    "sweep_points",
+    "concurrency_levels",
+)
 
 
 class LiveRun:

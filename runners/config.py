@@ -163,6 +163,10 @@ class WorkloadConfig:
     request_timeout_s: float = 600.0
     # Client and server decode t/s further apart than this are flagged.
     disagreement_pct: float = 3.0
+    # Concurrency sweep (runners/concurrency.py): at each level N streams send the
+    # prompt at once, requests_per_level requests in all; empty: no sweep.
+    concurrency_levels: list[int] = field(default_factory=list)
+    requests_per_level: int = 8
 
 
 @dataclass
@@ -245,10 +249,60 @@ class RigConfig:
             raise ConfigError("workload.max_tokens", "must be at least 2 (decode speed needs two tokens)")
         if self.workload.warmup < 0:
             raise ConfigError("workload.warmup", "must not be negative")
+        self._validate_concurrency()
         if any(d < 1 for d in self.sweep.depths):
             raise ConfigError("sweep.depths", "every depth must be a positive token count")
         if self.service.url and not self.service.url.startswith(("http://", "https://")):
             raise ConfigError("service.url", "must be an http(s) URL")
+
+    def _validate_concurrency(self) -> None:
+        levels = self.workload.concurrency_levels
+        if self.workload.requests_per_level < 1:
+            raise ConfigError(
+                "workload.requests_per_level", f"must be at least 1, got {self.workload.requests_per_level}"
+            )
+        if not levels:
+            return
+        for i, level in enumerate(levels):
+            if level < 1:
+                raise ConfigError(f"workload.concurrency_levels.{i}", f"must be at least 1 stream, got {level}")
+        if len(set(levels)) != len(levels):
+            raise ConfigError("workload.concurrency_levels", "a level is given twice")
+        if self.workload.requests_per_level < max(levels):
+            raise ConfigError(
+                "workload.requests_per_level",
+                f"must be at least the highest concurrency level ({max(levels)}), "
+                f"got {self.workload.requests_per_level}",
+            )
+        if self.server is None:
+            return  # attach mode: the server's slots are its own business
+        parallel = server_parallel(self.server)
+        if parallel is None or parallel < max(levels):
+            have = "not set (llama-server's default may be fewer slots)" if parallel is None else str(parallel)
+            raise ConfigError(
+                "server.parallel",
+                f"must be at least the highest concurrency level {max(levels)} "
+                f"(workload.concurrency_levels); it is {have}",
+            )
+
+
+def server_parallel(server: ServerConfig) -> int | None:
+    """Return the launched server's slot count: ``parallel``, else ``--parallel``/``-np``
+    in ``extra_args`` (the last one wins, as llama-server reads them); None when neither."""
+    found = server.parallel
+    args = list(server.extra_args)
+    for i, arg in enumerate(args):
+        value = None
+        if arg in ("--parallel", "-np") and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith("--parallel="):
+            value = arg.split("=", 1)[1]
+        if value is not None:
+            try:
+                found = int(value)
+            except ValueError:
+                raise ConfigError("server.extra_args", f"--parallel needs a whole number, got {value!r}") from None
+    return found
 
 
 def read_spec(path: str | Path) -> dict[str, Any]:

@@ -53,6 +53,12 @@ class Sample:
     # OpenAI stream's final usage), chunks (content chunks counted: a server that
     # sends several tokens per chunk is under-counted) or '' (none generated).
     tokens_source: str = ""
+    # perf_counter() when the request was sent and when its stream ended, and each
+    # content chunk's arrival in seconds after the send (the first is the TTFT):
+    # the gaps between chunks are the inter-token latencies.
+    sent_at: float | None = None
+    ended_at: float | None = None
+    chunk_times_s: list[float] = field(default_factory=list)
     error: str = ""
     error_kind: str = ""  # timeout | connection | http | protocol
 
@@ -64,6 +70,13 @@ class Sample:
     def decode_tokens_per_s(self) -> float | None:
         """Return the server's decode t/s when it reported one, else the client's."""
         return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)
+
+    @property
+    def itl_ms(self) -> list[float]:
+        """Return the gaps between consecutive content chunks in ms (one per chunk
+        after the first; a chunk carrying several tokens counts as one gap)."""
+        times = self.chunk_times_s
+        return [round((b - a) * 1000.0, 2) for a, b in zip(times, times[1:], strict=False)]
 
     def payload(self) -> dict[str, Any]:
         """Return the sample object of the run payload (docs/api.md)."""
@@ -84,6 +97,7 @@ class Sample:
             "stop_reason": self.stop_reason,
             "output_ok": self.output_ok,
             "flags": list(self.flags),
+            "itl_ms": self.itl_ms,
         }
 
 
@@ -109,7 +123,8 @@ def measure_stream(
     ``timings`` are ignored even if sent: the server figures stay None and the
     token count comes from ``usage``, else from the chunks (``tokens_source``)."""
     sample = Sample(index=index)
-    started = time.perf_counter()
+    started = sample.sent_at = time.perf_counter()
+    arrivals = sample.chunk_times_s
     t_first: float | None = None
     t_last: float | None = None
     t_finish: float | None = None
@@ -144,6 +159,7 @@ def measure_stream(
                 if text:
                     pieces.append(text)
                     n_chunks += 1
+                    arrivals.append(now - started)
                     if t_first is None:
                         t_first, cpu_first = now, time.process_time()
                     t_last = now
@@ -163,6 +179,7 @@ def measure_stream(
             sample.error, sample.error_kind = f"connection lost: {exc}", "connection"
     except (ValueError, KeyError, TypeError) as exc:
         sample.error, sample.error_kind = f"unreadable stream: {exc}", "protocol"
+    sample.ended_at = time.perf_counter()
     sample.text = "".join(pieces)
     _apply_server_timings(sample, timings if server_timings else {}, usage)
     if sample.tokens_generated is None and n_chunks:

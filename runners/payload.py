@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from runners.concurrency import LevelResult
 from runners.config import RigConfig
 from runners.measure import Sample
 from runners.server import ServerHandle
@@ -133,6 +134,7 @@ def build_payload(
     fingerprint: dict[str, Any],
     log_tail: str,
     power_reason: str | None,
+    levels: list[LevelResult] | None = None,
 ) -> dict[str, Any]:
     """Return the POST /api/runs/ body (``finished_at`` None for a run still running)."""
     return {
@@ -170,4 +172,5 @@ def build_payload(
         },
         "samples": [s.payload() for s in samples],
         "sweep_points": [p.payload() for p in points],
+        "concurrency_levels": [level.payload() for level in levels or []],
     }

@@ -30,6 +30,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import report, stats
 from runners.client import Delivery, EndedByService, LiveRun, ServiceClient
+from runners.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.config import ConfigError, RigConfig
 from runners.fingerprint import capture
 from runners.payload import build_payload
@@ -85,6 +86,7 @@ class JobResult:
     flushed: dict[str, list[str]] | None
     spool_fallback: str = ""
     unsaved_json: str = ""
+    concurrency_table: str = ""  # the concurrency levels' table ('' without a concurrency sweep)
 
     def summary(self) -> dict[str, Any]:
         """Return the few figures a job's log line carries."""
@@ -198,6 +200,7 @@ class _Measurement:
     on_sample: Callable[[dict[str, Any]], None] | None = None
     suite: SuiteResult = field(default_factory=SuiteResult)
     points: list[SweepPoint] = field(default_factory=list)
+    levels: list[LevelResult] = field(default_factory=list)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     flushed: dict[str, list[str]] | None = None
     server: ServerHandle | None = None
@@ -277,6 +280,19 @@ class _Measurement:
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
+        if self.suite.status == "finished" and self.config.workload.concurrency_levels:
+            # Levels travel with the run's close (the finish or the whole POST), not appended one by one.
+            _, reason = run_concurrency(
+                server,
+                self.workload,
+                levels=self.config.workload.concurrency_levels,
+                requests_per_level=self.config.workload.requests_per_level,
+                monitor=monitor,
+                progress=self.notify,
+                results=self.levels,
+            )
+            if reason:
+                self.suite.status, self.suite.failure_reason = "failed", reason
 
     def _sample(self, sample: Any) -> None:
         payload = sample.payload()
@@ -292,7 +308,10 @@ class _Measurement:
             raise self.live.ended
 
     def _done(self) -> str:
-        return f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+        done = f"{len(self.suite.samples)} of {self.workload.repetitions} repetitions measured"
+        if self.config.workload.concurrency_levels:
+            done += f", {len(self.levels)} of {len(set(self.config.workload.concurrency_levels))} concurrency levels"
+        return done
 
     def _reason(self, exc: Exception) -> str:
         done = self._done()
@@ -324,6 +343,7 @@ class _Measurement:
             fingerprint=self.fingerprint,
             log_tail=log_tail,
             power_reason=power_reason,
+            levels=self.levels,
         )
 
 
@@ -372,6 +392,7 @@ def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measureme
         table=report.samples_table(rows),
         summary_line=report.summary_line(rows),
         sweep_table=report.sweep_table(points) if points else "",
+        concurrency_table=concurrency_table(payload.get("concurrency_levels") or []),
         flushed=measurement.flushed,
         spool_fallback=delivery.fallback,
         unsaved_json=json.dumps(payload, sort_keys=True) if delivery.outcome == "unsaved" else "",

@@ -16,6 +16,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", views.run_page, name="run"),
     path("compare/", views.compare_page, name="compare"),
     path("sweeps/", views.sweeps_page, name="sweeps"),
+    path("concurrency/", views.concurrency_page, name="concurrency"),
     path("published/comparisons/", views.published_comparisons, name="published-comparisons"),
     path("published/comparisons/<int:comparison_id>/", views.published_comparison, name="published-comparison"),
     path("published/experiments/", views.experiments, name="experiments"),

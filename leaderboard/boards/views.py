@@ -17,6 +17,7 @@ from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_di
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
 from leaderboard.boards.rows import run_label, run_row
+from leaderboard.boards.selectors.concurrency import concurrency_board, concurrency_view, latency_figures
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
     leaderboard_view,
@@ -99,7 +100,9 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
     view = leaderboard_view(request.GET)
-    return render(request, "boards/leaderboard.html", _board_context(request, view))
+    context = _board_context(request, view)
+    context["cboard"] = concurrency_board(request.GET, view.form)
+    return render(request, "boards/leaderboard.html", context)
 
 
 @require_GET
@@ -235,6 +238,9 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "ttft": percentiles([s.ttft_ms for s in samples if s.ttft_ms is not None]),
         "peers": peers,
         "peer_ids": ",".join(str(i) for i in [run.pk, *(p.run_id for p in peers)]),
+        "latency": latency_figures(samples),
+        "cv": concurrency_view([run], request.GET),
+        "cv_single": True,
     }
     return render(request, "boards/run.html", context)
 
@@ -272,8 +278,22 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "sweep_figure": charts.sweep_figure([chartdata.sweep_series(r) for r in runs]),
         "has_sweeps": any(r.sweep_points.all() for r in runs),
         "any_means_only": any(c.means_only for c in compared),
+        "cv": concurrency_view(runs, request.GET, baseline=baseline),
+        "cv_runs": ",".join(str(r.pk) for r in runs),
+        "cv_keep": [(k, request.GET[k]) for k in ("baseline", "test") if request.GET.get(k)],
     }
     return render(request, "boards/compare.html", context)
+
+
+@require_GET
+def concurrency_page(request: HttpRequest) -> HttpResponse:
+    runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")))
+    context = {
+        "items": [(r, run_label(r)) for r in runs],
+        "cv": concurrency_view(runs, request.GET, baseline=runs[0] if runs else None),
+        "cv_runs": ",".join(str(r.pk) for r in runs),
+    }
+    return render(request, "boards/concurrency.html", context)
 
 
 @require_GET

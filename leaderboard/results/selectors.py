@@ -27,7 +27,7 @@ def run_list() -> QuerySet[Run]:
 
 def run_detail_queryset() -> QuerySet[Run]:
     """Return runs with everything the detail shows, samples and sweep points included."""
-    return run_list().prefetch_related("samples", "sweep_points")
+    return run_list().prefetch_related("samples", "sweep_points", "concurrency_levels__requests")
 
 
 def run_get(*, uuid: str) -> Run | None:

@@ -11,6 +11,7 @@ from leaderboard.results.models.catalog import (
     Stack,
     Workload,
 )
+from leaderboard.results.models.concurrency import ConcurrencyLevel, ConcurrencyRequest
 from leaderboard.results.models.published import (
     PublishedComparison,
     PublishedComparisonRow,
@@ -30,6 +31,8 @@ from leaderboard.results.models.runs import (
 
 __all__ = [
     "Architecture",
+    "ConcurrencyLevel",
+    "ConcurrencyRequest",
     "Configuration",
     "Engine",
     "ModelFile",

@@ -150,6 +150,7 @@ class Sample(models.Model):
     stop_reason = models.CharField(max_length=32, blank=True)
     output_ok = models.BooleanField(null=True, blank=True, help_text="Output check passed (HTML game, not degenerate).")
     flags = models.JSONField(default=list, blank=True, help_text="Output-check and timing-disagreement flags.")
+    itl_ms = models.JSONField(default=list, blank=True, help_text="Gaps between the stream's chunks, ms.")
 
     class Meta:
         ordering = ["run", "index"]

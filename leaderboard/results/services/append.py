@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Run, RunStatus, Sample, SweepPoint
+from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sweep_objects
 from leaderboard.results.services.summary import run_summary_update
 
@@ -30,6 +31,7 @@ def run_append(
     run: Run,
     samples: Sequence[Mapping[str, Any]] = (),
     sweep_points: Sequence[Mapping[str, Any]] = (),
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
     status: str | None = None,
     failure_reason: str | None = None,
     server_log_tail: str | None = None,
@@ -37,10 +39,10 @@ def run_append(
     fingerprint: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> Run:
-    """Add samples / sweep points to an open run and optionally finish it.
+    """Add samples / sweep points / concurrency levels to an open run and optionally finish it.
 
-    Samples whose index is already stored, and sweep points whose ctx_tokens is,
-    are skipped (a retried request adds nothing twice). Finishing a run that
+    Samples whose index is already stored, sweep points whose ctx_tokens is, and
+    levels whose concurrency is, are skipped (a retried request adds nothing twice). Finishing a run that
     already ended with the same ``status`` returns it unchanged (a retried
     finish). Raise ApplicationError (409) if the run is no longer running
     otherwise, and (400) when finishing as 'finished' a run with no samples."""
@@ -76,6 +78,7 @@ def run_append(
         stored_depths = set(locked.sweep_points.values_list("ctx_tokens", flat=True))
         new_points = [p for p in sweep_points if p.get("ctx_tokens") not in stored_depths]
         SweepPoint.objects.bulk_create(sweep_objects(locked, new_points))
+        concurrency_levels_create(run=locked, levels=concurrency_levels)
         update_fields = ["updated_at"]
         if server_log_tail is not None:
             locked.server_log_tail = server_log_tail

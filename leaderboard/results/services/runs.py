@@ -40,6 +40,7 @@ from leaderboard.results.services.catalog import (
     stack_key,
     workload_key,
 )
+from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sample_objects, sweep_objects
 from leaderboard.results.services.keys import comparison_key
 from leaderboard.results.services.lookup import attach_prefetched, ingest_lookup
@@ -79,8 +80,9 @@ def run_create(
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]] = (),
     sweep_points: Sequence[Mapping[str, Any]] = (),
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> RunCreateResult:
-    """Store a run with its samples and sweep points in one transaction.
+    """Store a run with its samples, sweep points and concurrency levels in one transaction.
 
     ``run`` holds the Run's own fields (uuid, status, provenance, timestamps…);
     summary fields in it are ignored unless ``summary_source`` is 'published'.
@@ -97,7 +99,12 @@ def run_create(
     found = ingest_lookup(rig=rig, run_uuid=run_uuid, lookups={model: key[0] for model, key in keys.items()})
     if found.existing_rig_id is not None:
         return _existing_or_complete(
-            Run.objects.get(uuid=run_uuid), rig, run=run, samples=samples, sweep_points=sweep_points
+            Run.objects.get(uuid=run_uuid),
+            rig,
+            run=run,
+            samples=samples,
+            sweep_points=sweep_points,
+            concurrency_levels=concurrency_levels,
         )
     try:
         with transaction.atomic():
@@ -109,6 +116,7 @@ def run_create(
                 run={**run, "uuid": run_uuid},
                 samples=samples,
                 sweep_points=sweep_points,
+                concurrency_levels=concurrency_levels,
             )
     except IntegrityError:
         # Two retries of the same run raced; the other one stored it.
@@ -153,6 +161,7 @@ def run_create_measured(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult
         run=run,
         samples=data["samples"],
         sweep_points=data["sweep_points"],
+        concurrency_levels=data.get("concurrency_levels") or [],
     )
 
 
@@ -172,6 +181,7 @@ def _existing_or_complete(
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]],
     sweep_points: Sequence[Mapping[str, Any]],
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> RunCreateResult:
     """Return the stored run with created=False. If it is still running and this
     document ends it (finished, failed or aborted), complete it first: add the
@@ -188,6 +198,7 @@ def _existing_or_complete(
         run=existing,
         samples=samples,
         sweep_points=sweep_points,
+        concurrency_levels=concurrency_levels,
         status=run["status"],
         failure_reason=run.get("failure_reason") or "",
         server_log_tail=run.get("server_log_tail"),
@@ -206,6 +217,7 @@ def _run_create_atomic(
     run: Mapping[str, Any],
     samples: Sequence[Mapping[str, Any]],
     sweep_points: Sequence[Mapping[str, Any]],
+    concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> Run:
     model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
     fields = blank_fields(
@@ -238,4 +250,6 @@ def _run_create_atomic(
     attach_prefetched(
         new_run, "sweep_points", sorted(sweep_objs, key=lambda p: (p.ctx_tokens is None, p.ctx_tokens or 0))
     )
+    levels = concurrency_levels_create(run=new_run, levels=concurrency_levels)
+    attach_prefetched(new_run, "concurrency_levels", sorted(levels, key=lambda lv: lv.concurrency))
     return new_run

@@ -10,6 +10,7 @@ API is *measured* (reported figures come only from the importer)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from rest_framework import serializers
 
 from leaderboard.results.api.serializers.fields import (
     AwareDateTimeField,
+    NumberField,
     StrictBooleanField,
     StrictCharField,
     StrictUUIDField,
@@ -50,6 +52,7 @@ MAX_POWER_W = 100_000  # a full rack; a 16-GPU box draws ~16 kW
 MAX_ENERGY_J = 10_000_000_000  # 100 kW for a day
 MAX_VRAM_MIB = 16 * 1024 * 1024  # 16 TiB across all GPUs
 MAX_TOKENS_PER_KWH = 1e12
+MAX_ITL_GAPS = 200_000  # one gap per generated token; a request of 200k tokens is beyond any run
 
 # The statuses a run can end with (POST /api/runs/{uuid}/finish/).
 RUN_END_STATUS_CHOICES = [c for c in RunStatus.choices if c[0] != RunStatus.RUNNING]
@@ -87,6 +90,34 @@ class JSONObjectField(serializers.JSONField):
 class StringListField(serializers.ListField):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(child=StrictCharField(max_length=500, allow_blank=True), max_length=200, **kwargs)
+
+
+class ItlListField(serializers.ListField):
+    """Inter-token gaps of one stream, ms: as many as a request has tokens.
+
+    Checked in one loop rather than by a child field per item: a run carries
+    tens of thousands of gaps, and DRF's per-item machinery would cost more
+    than the rest of the run's validation."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=NumberField(min_value=0, max_value=MAX_TTFT_MS), **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[float]:
+        if not isinstance(data, list):
+            raise serializers.ValidationError(f"A list of numbers is required, not {type(data).__name__}.")
+        if len(data) > MAX_ITL_GAPS:
+            raise serializers.ValidationError(f"At most {MAX_ITL_GAPS} gaps.")
+        for position, value in enumerate(data):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= MAX_TTFT_MS
+            ):
+                raise serializers.ValidationError(
+                    f"Item {position}: a gap in ms between 0 and {MAX_TTFT_MS} is required, got {value!r}."
+                )
+        return [float(v) for v in data]
 
 
 class StackInputSerializer(serializers.Serializer):
@@ -212,6 +243,7 @@ class SampleInputSerializer(serializers.Serializer):
     stop_reason = text(Sample, "stop_reason")
     output_ok = StrictBooleanField(required=False, allow_null=True)
     flags = StringListField(required=False, allow_null=True)
+    itl_ms = ItlListField(required=False, allow_null=True)
 
     class Meta:
         list_serializer_class = SampleListSerializer
@@ -240,6 +272,80 @@ class SweepPointInputSerializer(serializers.Serializer):
         list_serializer_class = SweepPointListSerializer
 
 
+class ConcurrencyRequestListSerializer(SettingBoundedListSerializer):
+    max_length_setting = "RIGBOARD_MAX_LEVEL_REQUESTS"
+    unique_field = "index"
+
+
+class ConcurrencyRequestInputSerializer(serializers.Serializer):
+    index = whole(min_value=1, max_value=1_000_000, required=True)
+    stream = whole(min_value=1, max_value=100_000, required=True)
+    started_s = number(max_value=MAX_TTFT_MS / 1000)
+    ended_s = number(max_value=MAX_TTFT_MS / 1000)
+    ttft_ms = number(max_value=MAX_TTFT_MS)
+    decode_tokens_per_s_client = number(max_value=MAX_DECODE_TOKENS_PER_S)
+    decode_tokens_per_s_server = number(max_value=MAX_DECODE_TOKENS_PER_S)
+    prompt_tokens = whole(max_value=MAX_TOKENS)
+    tokens_generated = whole(max_value=MAX_TOKENS)
+    draft_n = whole(max_value=MAX_TOKENS)
+    draft_n_accepted = whole(max_value=MAX_TOKENS)
+    itl_ms = ItlListField(required=False, allow_null=True)
+    error = StrictCharField(max_length=2000, required=False, allow_blank=True, allow_null=True)
+
+    class Meta:
+        list_serializer_class = ConcurrencyRequestListSerializer
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, list[str]] = {}
+        drafted, accepted = attrs.get("draft_n"), attrs.get("draft_n_accepted")
+        if drafted is not None and accepted is not None and accepted > drafted:
+            errors["draft_n_accepted"] = [f"Accepted draft tokens ({accepted}) exceed drafted tokens ({drafted})."]
+        started, ended = attrs.get("started_s"), attrs.get("ended_s")
+        if started is not None and ended is not None and ended < started:
+            errors["ended_s"] = ["ended_s is before started_s."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class ConcurrencyLevelListSerializer(SettingBoundedListSerializer):
+    max_length_setting = "RIGBOARD_MAX_CONCURRENCY_LEVELS"
+    unique_field = "concurrency"
+
+
+class ConcurrencyLevelInputSerializer(serializers.Serializer):
+    concurrency = whole(min_value=1, max_value=100_000, required=True)
+    n_requests = whole(min_value=1, max_value=1_000_000, required=True)
+    wall_s = number(max_value=MAX_TTFT_MS / 1000)
+    energy_j = number(max_value=MAX_ENERGY_J)
+    power_w_mean = number(max_value=MAX_POWER_W)
+    draft_n = whole(max_value=MAX_TOKENS)
+    draft_n_accepted = whole(max_value=MAX_TOKENS)
+    note = StrictCharField(required=False, allow_blank=True, allow_null=True, max_length=10_000)
+    requests = ConcurrencyRequestInputSerializer(many=True, required=False, default=list)
+
+    class Meta:
+        list_serializer_class = ConcurrencyLevelListSerializer
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        requests = attrs.get("requests") or []
+        if len(requests) > attrs["n_requests"]:
+            raise serializers.ValidationError(
+                {"requests": [f"{len(requests)} requests, more than n_requests ({attrs['n_requests']})."]}
+            )
+        over = [r["stream"] for r in requests if r["stream"] > attrs["concurrency"]]
+        if over:
+            raise serializers.ValidationError(
+                {"requests": [f"Stream {over[0]} is beyond the level's {attrs['concurrency']} streams."]}
+            )
+        drafted, accepted = attrs.get("draft_n"), attrs.get("draft_n_accepted")
+        if drafted is not None and accepted is not None and accepted > drafted:
+            raise serializers.ValidationError(
+                {"draft_n_accepted": [f"Accepted draft tokens ({accepted}) exceed drafted tokens ({drafted})."]}
+            )
+        return attrs
+
+
 class RunInputSerializer(serializers.Serializer):
     """A whole run as POSTed to /api/runs/."""
 
@@ -259,6 +365,7 @@ class RunInputSerializer(serializers.Serializer):
     extra = JSONObjectField(required=False, allow_null=True)
     samples = SampleInputSerializer(many=True, required=False, default=list)
     sweep_points = SweepPointInputSerializer(many=True, required=False, default=list)
+    concurrency_levels = ConcurrencyLevelInputSerializer(many=True, required=False, default=list)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors: dict[str, list[str]] = {}
@@ -275,10 +382,11 @@ class RunInputSerializer(serializers.Serializer):
 
 
 class RunAppendInputSerializer(serializers.Serializer):
-    """Samples and sweep points added to an open run."""
+    """Samples, sweep points and concurrency levels added to an open run."""
 
     samples = SampleInputSerializer(many=True, required=False, default=list)
     sweep_points = SweepPointInputSerializer(many=True, required=False, default=list)
+    concurrency_levels = ConcurrencyLevelInputSerializer(many=True, required=False, default=list)
 
 
 class RunFinishInputSerializer(RunAppendInputSerializer):

@@ -15,6 +15,8 @@ from rest_framework import serializers
 
 from leaderboard.results.api.serializers.compiled import compiled
 from leaderboard.results.models import (
+    ConcurrencyLevel,
+    ConcurrencyRequest,
     Configuration,
     ModelFile,
     PublishedComparison,
@@ -126,6 +128,22 @@ class SweepPointOutputSerializer(serializers.ModelSerializer):
         exclude = ["id", "run"]
 
 
+class ConcurrencyRequestOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ConcurrencyRequest
+        exclude = ["id", "level"]
+
+
+class ConcurrencyLevelOutputSerializer(serializers.ModelSerializer):
+    """A level with the statistics the service computed and the raw requests."""
+
+    requests = ConcurrencyRequestOutputSerializer(many=True)
+
+    class Meta:
+        model = ConcurrencyLevel
+        exclude = ["id", "run"]
+
+
 class RunSummaryOutputSerializer(serializers.ModelSerializer):
     """The summary the service computed from raw samples (or the article published)."""
 
@@ -185,6 +203,7 @@ class RunDetailOutputSerializer(RunListOutputSerializer):
     configuration = ConfigurationOutputSerializer()
     samples = SampleOutputSerializer(many=True)
     sweep_points = SweepPointOutputSerializer(many=True)
+    concurrency_levels = ConcurrencyLevelOutputSerializer(many=True)
 
     class Meta(RunListOutputSerializer.Meta):
         fields = [
@@ -198,6 +217,7 @@ class RunDetailOutputSerializer(RunListOutputSerializer):
             "updated_at",
             "samples",
             "sweep_points",
+            "concurrency_levels",
         ]
 
 

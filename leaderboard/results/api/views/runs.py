@@ -156,6 +156,7 @@ def _open_run_update(request: Request, run_uuid: UUID, serializer_class: type[se
         run=run,
         samples=data["samples"],
         sweep_points=data["sweep_points"],
+        concurrency_levels=data["concurrency_levels"],
         status=data.get("status"),
         failure_reason=data.get("failure_reason") or "",
         server_log_tail=data.get("server_log_tail"),
