@@ -7,11 +7,13 @@ from typing import Any
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.campaigns import schema
 from leaderboard.campaigns.analysis import campaign_analysis
 from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
@@ -92,10 +94,16 @@ def campaign_output(campaign: Campaign, *, trials: bool = True) -> dict[str, Any
 class CampaignListCreateApi(APIView):
     permission_classes = [IsStaffOrRigToken]
 
+    @extend_schema(operation_id="campaigns_list", responses=schema.CampaignListSerializer)
     def get(self, request: Request) -> Response:
         campaigns = Campaign.objects.select_related("rig")[:200]
         return Response({"results": [campaign_output(c, trials=False) for c in campaigns]})
 
+    @extend_schema(
+        operation_id="campaigns_create",
+        request=schema.CampaignCreateInputSerializer,
+        responses={201: schema.CampaignOutputSerializer},
+    )
     def post(self, request: Request) -> Response:
         data = _body(request)
         token_rig = _token_rig_id(request)
@@ -125,6 +133,7 @@ class CampaignListCreateApi(APIView):
 class CampaignDetailApi(APIView):
     permission_classes = [permissions.AllowAny]
 
+    @extend_schema(operation_id="campaigns_retrieve", responses=schema.CampaignOutputSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
         return Response(campaign_output(campaign))
@@ -133,6 +142,11 @@ class CampaignDetailApi(APIView):
 class TrialCreateApi(APIView):
     permission_classes = [IsStaffOrRigToken]
 
+    @extend_schema(
+        operation_id="campaigns_trials_create",
+        request=schema.TrialInputSerializer,
+        responses={201: schema.TrialOutputSerializer, 200: schema.TrialOutputSerializer},
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _own_campaign(request, campaign_id)
         trial, created = trial_record(campaign=campaign, data=_body(request))
@@ -142,6 +156,11 @@ class TrialCreateApi(APIView):
 class CampaignCancelApi(APIView):
     permission_classes = [IsStaffOrRigToken]
 
+    @extend_schema(
+        operation_id="campaigns_cancel",
+        request=schema.CampaignCancelInputSerializer,
+        responses=schema.CampaignOutputSerializer,
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _own_campaign(request, campaign_id)
         reason = str(_body(request).get("reason") or "cancelled")
@@ -152,6 +171,11 @@ class CampaignCancelApi(APIView):
 class CampaignFinishApi(APIView):
     permission_classes = [IsStaffOrRigToken]
 
+    @extend_schema(
+        operation_id="campaigns_finish",
+        request=schema.CampaignFinishInputSerializer,
+        responses=schema.CampaignSummarySerializer,
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _own_campaign(request, campaign_id)
         data = _body(request)
