@@ -24,4 +24,3 @@ urlpatterns = [
 ]
 
 # A URL no route matches under /api/ gets a JSON 404 like every other API error.
-handler404 = "leaderboard.core.api.errors.page_not_found"

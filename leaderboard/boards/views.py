@@ -17,7 +17,12 @@ from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_di
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
 from leaderboard.boards.rows import run_label, run_row
-from leaderboard.boards.selectors.concurrency import concurrency_board, concurrency_view, latency_figures
+from leaderboard.boards.selectors.concurrency import (
+    HEADLINE_LATENCY,
+    concurrency_board,
+    concurrency_view,
+    latency_figures,
+)
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
     leaderboard_view,
@@ -35,12 +40,12 @@ from leaderboard.boards.selectors.published import (
 from leaderboard.boards.selectors.runs import (
     MAX_COMPARED,
     parse_run_ids,
-    percentiles,
     run_detail,
     runs_for_compare,
     same_key_peers,
     sweep_rows,
 )
+from leaderboard.core.api.errors import api_not_found
 from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
 from leaderboard.results.models import ModelFile, RigGpu, Run
@@ -144,6 +149,9 @@ def favicon(request: HttpRequest) -> HttpResponse:
 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The site's 404 (``handler404``): the API's JSON error under /api/, the site's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return api_not_found()
     return render(request, "404.html", {"path": request.path}, status=404)
 
 
@@ -220,6 +228,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     price = usd_per_kwh_from(request.GET.get("usd_per_kwh"))
     peers = same_key_peers(run=run, usd_per_kwh=price)
     per_rep_accept = [a for s in samples if (a := s.acceptance_pct) is not None]
+    latency = latency_figures(samples)
     context = {
         "run": run,
         "row": run_row(run, usd_per_kwh=price),
@@ -235,10 +244,10 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "has_acceptance": any(r.acceptance_pct is not None for r in reps),
         # Pooled acceptance weighs long repetitions more; the per-repetition mean is shown beside it.
         "accept_mean": sum(per_rep_accept) / len(per_rep_accept) if per_rep_accept else None,
-        "ttft": percentiles([s.ttft_ms for s in samples if s.ttft_ms is not None]),
+        "ttft": {k.rsplit("_", 1)[1]: latency[k].value for k in HEADLINE_LATENCY} if latency else {},
         "peers": peers,
         "peer_ids": ",".join(str(i) for i in [run.pk, *(p.run_id for p in peers)]),
-        "latency": latency_figures(samples),
+        "latency": [f for k, f in latency.items() if k not in HEADLINE_LATENCY],
         "cv": concurrency_view([run], request.GET),
         "cv_single": True,
     }

@@ -91,13 +91,17 @@ _LATENCY_LABELS = {
 }
 
 
-def latency_figures(samples: Sequence[Sample]) -> list[LatencyFigure]:
+# The run page's headline shows these two; its latency card shows the rest.
+HEADLINE_LATENCY = ("ttft_ms_p50", "ttft_ms_p90")
+
+
+def latency_figures(samples: Sequence[Sample]) -> dict[str, LatencyFigure]:
     """Return the single-stream TTFT and inter-token latency percentiles (ms) of a
-    run's samples; a figure of fewer than two values is None with the reason."""
+    run's samples by key (``ttft_ms_p50``…); a figure of fewer than two values is
+    None with the reason. No samples, no figures."""
     if not samples:
-        return []
-    figures = latency_percentiles(samples)
-    return [LatencyFigure(_LATENCY_LABELS[k], f.value, f.reason) for k, f in figures.items()]
+        return {}
+    return {k: LatencyFigure(_LATENCY_LABELS[k], f.value, f.reason) for k, f in latency_percentiles(samples).items()}
 
 
 @dataclass(frozen=True)

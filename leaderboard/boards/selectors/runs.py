@@ -83,29 +83,6 @@ def runs_for_compare(*, run_ids: Sequence[int]) -> list[Run]:
     return [by_id[i] for i in run_ids if i in by_id]
 
 
-@dataclass(frozen=True)
-class Percentiles:
-    p50: float | None
-    p90: float | None
-
-
-def percentiles(values: Sequence[float]) -> Percentiles:
-    """Return the median and 90th percentile of ``values`` (linear interpolation
-    between closest ranks); both None when there are fewer than two values, since
-    one repetition is no distribution."""
-    if len(values) < 2:
-        return Percentiles(None, None)
-    ordered = sorted(values)
-
-    def at(q: float) -> float:
-        position = q * (len(ordered) - 1)
-        low = int(position)
-        high = min(low + 1, len(ordered) - 1)
-        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-    return Percentiles(at(0.5), at(0.9))
-
-
 def same_key_peers(*, run: Run, usd_per_kwh: float, limit: int = MAX_COMPARED - 1) -> list[LeaderboardRow]:
     """Return up to ``limit`` other finished runs with ``run``'s comparison key
     (GPUs, model file, workload), fastest first, without failed output checks:

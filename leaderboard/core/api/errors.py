@@ -14,8 +14,7 @@ from typing import Any
 from django import db
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.views import defaults
+from django.http import Http404, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -120,9 +119,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return error_response(errors, exc.status_code, headers)
 
 
-def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """The site's 404 (``handler404``): under /api/ in the API's error shape, as
-    JSON, for URLs no route matches (``/api/jobs/abc/``); elsewhere Django's page."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"errors": {"detail": ["Not found."]}}, status=404)
-    return defaults.page_not_found(request, exception)
+def api_not_found() -> HttpResponse:
+    """The 404 for a URL under /api/ that no route matches (``/api/jobs/abc/``): the
+    API's error shape, as JSON. The site's ``handler404`` answers with it there."""
+    return JsonResponse({"errors": {"detail": ["Not found."]}}, status=404)
