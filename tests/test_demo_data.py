@@ -4,13 +4,11 @@ the demo opens show the runs measured on the development machine, labelled so.""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.embedded import ROOT, embedded_env, run_embedded
 
 READ = r"""
 import json
@@ -38,22 +36,8 @@ print(json.dumps({
 """
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    }
-    env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        PYTHONPATH=str(ROOT),
-    )
-    return env
-
-
 def test_make_demo_data_stores_the_measured_runs_once_and_the_pages_show_them(tmp_path):
-    env = _env(tmp_path)
+    env = embedded_env(tmp_path)
     bin_dir = Path(sys.executable).parent
     make = ["make", "-s", "demo-data", f"BIN={bin_dir}"]
     first = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
@@ -63,11 +47,7 @@ def test_make_demo_data_stores_the_measured_runs_once_and_the_pages_show_them(tm
     assert again.returncode == 0, again.stderr[-3000:]
     assert "already stored as run" in again.stdout and "0 new runs" in again.stdout
 
-    done = subprocess.run(
-        [sys.executable, "-c", READ], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_embedded(READ, tmp_path)
     assert result["runs"] == 6  # two runner runs, four llama-bench rows
     assert result["measured"] == ["measured"]
     assert "space-invaders-html" in result["workloads"]

@@ -6,13 +6,7 @@ cleanly here, since this is what `make demo` serves."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.embedded import run_embedded
 
 SCRIPT = r"""
 import json, os, sys
@@ -53,21 +47,7 @@ print(json.dumps({
 
 
 def test_the_sqlite_default_ingests_reads_back_and_renders(tmp_path):
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    }
-    env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        PYTHONPATH=str(ROOT),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_embedded(SCRIPT, tmp_path)
     assert result == {
         "created": 201,
         "again": 200,

@@ -5,13 +5,7 @@ SQLite sorts NULL first where PostgreSQL sorts it last, so seed 001's sweep
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.embedded import run_embedded
 
 SCRIPT = r"""
 import json, re
@@ -45,21 +39,7 @@ print(json.dumps({
 
 
 def test_the_sqlite_demo_draws_seed_001s_sweep_from_4k(tmp_path):
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE"}
-    }
-    env.update(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'demo.sqlite3'}",
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        PYTHONPATH=str(ROOT),
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_embedded(SCRIPT, tmp_path)
 
     assert result["rows"] == ["4K", "8K", "16K", "32K", "64K", "128K", "198K"]
     assert result["decode_deltas"][0] == "baseline"
