@@ -30,6 +30,27 @@ _SPEC_TYPES = {
 # common_speculative_type_from_name_map); a comma list of them is allowed.
 LLAMA_SPEC_TYPES = (*_SPEC_TYPES, "ngram-simple", "ngram-map-k", "ngram-map-k4v", "ngram-mod", "ngram-cache")
 
+# ServerConfig field -> the llama-server flag that sets it (argv below, and the
+# campaign check that the rig's llama-server accepts each flag a space varies).
+SERVER_FLAGS = {
+    "model": "--model",
+    "ctx_size": "--ctx-size",
+    "n_gpu_layers": "--n-gpu-layers",
+    "tensor_split": "--tensor-split",
+    "cache_type_k": "--cache-type-k",
+    "cache_type_v": "--cache-type-v",
+    "batch_size": "--batch-size",
+    "ubatch_size": "--ubatch-size",
+    "threads": "--threads",
+    "parallel": "--parallel",
+    "flash_attn": "--flash-attn",
+    "tensor_overrides": "-ot",
+    "spec_type": "--spec-type",
+    "draft_model": "--spec-draft-model",
+    "draft_n_max": "--spec-draft-n-max",
+    "chat_template_kwargs": "--chat-template-kwargs",
+}
+
 DEFAULT_SWEEP_DEPTHS = (4096, 8192, 16384, 32768, 65536, 131072, 202752, 262144)
 
 # ``attach.engine`` for a server known only to be OpenAI-compatible: the runner
@@ -86,32 +107,26 @@ class ServerConfig:
 
     def argv(self, *, port: int) -> list[str]:
         """Return the full command line for ``port`` (binary first)."""
-        args = [self.binary, "--model", self.model, "--host", self.host, "--port", str(port)]
-        optional: list[tuple[str, object]] = [
-            ("--ctx-size", self.ctx_size),
-            ("--n-gpu-layers", self.n_gpu_layers),
-            ("--tensor-split", self.tensor_split),
-            ("--cache-type-k", self.cache_type_k),
-            ("--cache-type-v", self.cache_type_v),
-            ("--batch-size", self.batch_size),
-            ("--ubatch-size", self.ubatch_size),
-            ("--threads", self.threads),
-            ("--parallel", self.parallel),
-            ("--flash-attn", self.flash_attn),
-        ]
-        for flag, value in optional:
+        flag = SERVER_FLAGS
+        args = [self.binary, flag["model"], self.model, "--host", self.host, "--port", str(port)]
+        optional = (
+            "ctx_size", "n_gpu_layers", "tensor_split", "cache_type_k", "cache_type_v",
+            "batch_size", "ubatch_size", "threads", "parallel", "flash_attn",
+        )  # fmt: skip
+        for name in optional:
+            value = getattr(self, name)
             if value not in (None, ""):
-                args += [flag, str(value)]
+                args += [flag[name], str(value)]
         for pattern in self.tensor_overrides:
-            args += ["-ot", pattern]
+            args += [flag["tensor_overrides"], pattern]
         if self.spec_type and self.spec_type != "none":
-            args += ["--spec-type", self.spec_type]
+            args += [flag["spec_type"], self.spec_type]
         if self.draft_model:
-            args += ["--spec-draft-model", self.draft_model]
+            args += [flag["draft_model"], self.draft_model]
         if self.draft_n_max is not None:
-            args += ["--spec-draft-n-max", str(self.draft_n_max)]
+            args += [flag["draft_n_max"], str(self.draft_n_max)]
         if self.chat_template_kwargs:
-            args += ["--chat-template-kwargs", json.dumps(self.chat_template_kwargs, sort_keys=True)]
+            args += [flag["chat_template_kwargs"], json.dumps(self.chat_template_kwargs, sort_keys=True)]
         return args + list(self.extra_args)
 
     def spec_type_error(self) -> str:
@@ -204,6 +219,18 @@ class StackConfig:
 
 
 @dataclass
+class TrialConfig:
+    """What a tuning campaign's trial asks of the rig beyond a plain run
+    (runners/campaign/hooks.py honours it, from the CLI and from a job alike):
+    the perplexity of the campaign's model files, sent with the run, and pruning
+    against the campaign's completed trials (their objective per repetition)."""
+
+    direction: str = "maximize"
+    prune_history: list[list[float]] = field(default_factory=list)
+    perplexity_models: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RigConfig:
     service: ServiceConfig = field(default_factory=ServiceConfig)
     server: ServerConfig | None = None
@@ -212,6 +239,7 @@ class RigConfig:
     sweep: SweepConfig = field(default_factory=SweepConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     stack: StackConfig = field(default_factory=StackConfig)
+    trial: TrialConfig | None = None  # set by a tuning campaign only
     notes: str = ""
     run_uuid: str = ""
     cache_dir: str = "~/.cache/rigboard"
@@ -243,6 +271,8 @@ class RigConfig:
             raise ConfigError(
                 "attach.engine", f"must be empty (detect), {GENERIC_OPENAI} (generic) or one of {', '.join(ENGINES)}"
             )
+        if self.trial is not None and self.trial.direction not in ("maximize", "minimize"):
+            raise ConfigError("trial.direction", "must be maximize or minimize")
         if self.workload.repetitions < 1:
             raise ConfigError("workload.repetitions", "must be at least 1")
         if self.workload.max_tokens < 2:

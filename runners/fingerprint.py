@@ -12,6 +12,8 @@ import hashlib
 import json
 import os
 import platform
+import re
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -121,11 +123,50 @@ def model_file_info(path: str | Path, *, cache_dir: str | Path) -> dict[str, Any
     return info
 
 
+# A flag as ``--help`` lists it: "-t,    --threads N    number of threads".
+_HELP_FLAG = re.compile(r"--?[A-Za-z][\w-]*")
+
+
+def _help_flags(binary: Path) -> list[str]:
+    try:
+        done = subprocess.run([str(binary), "--help"], capture_output=True, timeout=60, check=False)  # noqa: S603
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    flags: set[str] = set()
+    for line in (done.stdout + done.stderr).decode("utf-8", "replace").splitlines():
+        # The flags lead the line; the first word that is none (an argument, the description) ends them.
+        for word in line.split():
+            name = word.rstrip(",")
+            if not _HELP_FLAG.fullmatch(name):
+                break
+            flags.add(name)
+    return sorted(flags)
+
+
+def server_flags(binary: str | Path, *, cache_dir: str | Path) -> list[str]:
+    """Return the flags (long and short) ``binary --help`` lists, cached per
+    binary path, size and mtime; [] when it does not run or lists none."""
+    path = Path(binary)
+    if not path.is_file():
+        return []
+    return list(_cached(path, cache_dir=cache_dir, cache_name="server-flags-cache.json", compute=_help_flags))
+
+
 def capture(
-    *, monitor: PowerMonitor, engine: str, build: str, model_path: str = "", cache_dir: str | Path
+    *,
+    monitor: PowerMonitor,
+    engine: str,
+    build: str,
+    model_path: str = "",
+    cache_dir: str | Path,
+    server_binary: str = "",
 ) -> dict[str, Any]:
-    """Return the run's ``fingerprint`` object. GPU fields are [] with ``gpu_reason`` without NVML."""
+    """Return the run's ``fingerprint`` object. GPU fields are [] with ``gpu_reason`` without NVML.
+    With ``server_binary`` (a launched llama-server), ``server_flags`` lists the flags it accepts
+    (space-separated): the service checks a campaign's parameters against the rig's last report."""
     gpus = monitor.gpus()
+    # One space-separated line: the run page shows the fingerprint as JSON, a list would take a line per flag.
+    flags = {"server_flags": " ".join(server_flags(server_binary, cache_dir=cache_dir))} if server_binary else {}
     return {
         "gpus": gpus,
         "gpu_reason": None if gpus else monitor.reason,
@@ -138,4 +179,5 @@ def capture(
         "engine": engine,
         "build": build,
         "model": model_file_info(model_path, cache_dir=cache_dir) if model_path else {},
+        **flags,
     }

@@ -132,6 +132,7 @@ def run_job(
     guard: Guard | None = None,
     deliver_by: float | None = None,
     on_sample: Callable[[dict[str, Any]], None] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> JobResult:
     """Run one benchmark job described by a JSON-able ``spec`` (RigConfig's shape) and deliver it.
 
@@ -152,7 +153,9 @@ def run_job(
     or EndedByService before the server is up is raised as well. ``on_sample(sample)``
     sees each measured repetition (the run document's sample) once it is kept;
     raising EndedByService there stops the measuring as the service's word does
-    (a tuning campaign prunes a trial so)."""
+    (a tuning campaign prunes a trial so). ``extra`` is merged into the run's
+    ``extra`` as it is when the run is opened and when it is closed (a campaign
+    trial's perplexity figures and pruning step)."""
     config = RigConfig.from_mapping(spec)
     workload = _workload(config)
     run_uuid = config.run_uuid or str(uuid.uuid4())
@@ -161,7 +164,13 @@ def run_job(
     live = LiveRun(client, run_uuid)
     try:
         measurement = _Measurement(
-            config=config, workload=workload, run_uuid=run_uuid, live=live, notify=notify, on_sample=on_sample
+            config=config,
+            workload=workload,
+            run_uuid=run_uuid,
+            live=live,
+            notify=notify,
+            on_sample=on_sample,
+            extra=extra if extra is not None else {},
         )
         payload = measurement.run(client, guard or contextlib.nullcontext)
         if config.output_path:
@@ -198,6 +207,7 @@ class _Measurement:
     live: LiveRun
     notify: Progress
     on_sample: Callable[[dict[str, Any]], None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
     suite: SuiteResult = field(default_factory=SuiteResult)
     points: list[SweepPoint] = field(default_factory=list)
     levels: list[LevelResult] = field(default_factory=list)
@@ -254,6 +264,7 @@ class _Measurement:
             build=server.build,
             model_path=model_path,
             cache_dir=self.config.cache_dir,
+            server_binary=server.argv[0] if isinstance(server, LlamaServer) and server.argv else "",
         )
         self.live.open(self._payload(server, started, None, server.log_tail(), monitor.reason))
         if self.live.ended is not None:
@@ -328,7 +339,7 @@ class _Measurement:
         log_tail: str,
         power_reason: str | None,
     ) -> dict[str, Any]:
-        return build_payload(
+        payload = build_payload(
             config=self.config,
             run_uuid=self.run_uuid,
             status=self.suite.status if finished is not None else "running",
@@ -345,6 +356,8 @@ class _Measurement:
             power_reason=power_reason,
             levels=self.levels,
         )
+        payload["extra"].update(self.extra)
+        return payload
 
 
 def _write_output(path: Path, payload: dict[str, Any]) -> None:

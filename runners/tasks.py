@@ -48,6 +48,7 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import pipeline
+from runners.campaign.hooks import run_trial_job
 from runners.celery_app import RigEnv, app
 from runners.client import EndedByService
 from runners.config import RigConfig
@@ -195,7 +196,8 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
 
     hard = job.get("time_limit_s")
     try:
-        result = pipeline.run_job(
+        # A campaign trial's [trial] (perplexity, pruning) is honoured as the rig's CLI honours it.
+        result = run_trial_job(
             config,
             progress=progress,
             guard=lambda: soft_deadline(job.get("soft_time_limit_s")),

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import stats as sp_stats
 
+from runners.campaign.confirm import confirmation_summary
+from runners.campaign.search import best_feasible, is_search
 from runners.campaign.trial import trial_config
 from runners.config import RigConfig, command_line_text
 from runners.stats import significance
@@ -64,6 +66,8 @@ class Analysis:
     published_fit: dict[str, Any] = field(default_factory=lambda: dict(SEED_003_FIT))
     command_line: str = ""
     server_toml: str = ""
+    # The best trial measured again in full (runners.campaign.confirm); None before.
+    confirmation: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,6 +81,8 @@ def campaign_analysis(
     spec: Mapping[str, Any], trials: Sequence[TrialRow], *, base: Mapping[str, Any] | None = None
 ) -> Analysis:
     """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict())."""
+    confirmation = confirmation_summary(spec, trials)
+    trials = [t for t in trials if is_search(t)]  # the search's figures never count the confirmation run
     direction = "minimize" if spec.get("objective") == "ttft_ms" else "maximize"
     space: dict[str, list[Any]] = spec.get("space") or {}
     size = math.prod(len(v) for v in space.values()) if space else 0
@@ -95,10 +101,11 @@ def campaign_analysis(
         ):
             best = t
         out.best_so_far.append({"number": t.number, "value": t.value, "best": best.value if best else None})
-    if best is not None:
-        out.best = {"number": best.number, "value": best.value, "params": best.params}
+    chosen = best_feasible(direction, trials)  # the one definition: the trial a campaign confirms
+    if chosen is not None:
+        out.best = {"number": chosen.number, "value": chosen.value, "params": chosen.params}
         if base:
-            out.command_line, out.server_toml = recommendation(base, best.params)
+            out.command_line, out.server_toml = recommendation(base, chosen.params)
     out.effects = _effects(space, ok)
     out.pareto = _pareto(ok, direction)
     out.failures = [
@@ -108,6 +115,7 @@ def campaign_analysis(
     ]
     out.boundary = _boundary(space, trials)
     out.fits = [fit for name in space if (fit := power_fit(name, ok)) is not None]
+    out.confirmation = confirmation
     return out
 
 

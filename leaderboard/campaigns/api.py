@@ -66,6 +66,7 @@ def trial_output(trial: Trial) -> dict[str, Any]:
         "failure_reason": trial.failure_reason,
         "log_tail": trial.log_tail,
         "pruned": trial.pruned,
+        "role": trial.role,
         "duration_s": trial.duration_s,
         "overhead_s": trial.overhead_s,
     }

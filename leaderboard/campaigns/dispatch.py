@@ -10,19 +10,25 @@ job linked to a trial is saved (signals.py) and may be called again by anyone
 
 from __future__ import annotations
 
+import logging
 import re
+import statistics
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialState
+from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialRole, TrialState
 from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.services import job_abort, jobs_enqueue
 from leaderboard.results.models import Run
-from runners.campaign.search import Search
+from runners.campaign.hooks import trial_extra, trial_quality
+from runners.campaign.search import Search, best_feasible, prune_history
 from runners.campaign.spec import CampaignSpec
-from runners.campaign.trial import trial_config
+from runners.campaign.trial import trial_asks, trial_config
+
+logger = logging.getLogger(__name__)
 
 _TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED, JobStatus.EXPIRED)
 # The rig's task reports why a job failed in the runner's words; a server that
@@ -62,7 +68,7 @@ def run_metrics(run: Run) -> dict[str, Any]:
     }
 
 
-def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec) -> None:
+def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec, base: Mapping[str, Any]) -> None:
     run = Run.objects.filter(uuid=job.run_uuid).first()
     trial.run = run
     trial.duration_s = (
@@ -78,8 +84,16 @@ def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec) -> None:
             (s.ttft_ms or 0) / 1000 + (s.tokens_generated or 0) / (s.decode_tokens_per_s_client or float("inf"))
             for s in run.samples.all()
         )
+    campaign = trial_extra({"extra": run.extra}) if run is not None else {}
+    model = str(trial.params.get("model") or (base.get("server") or {}).get("model") or "")
+    trial.metrics.update(trial_quality(campaign, model))
     value = trial.metrics.get(spec.objective)
-    if job.status == JobStatus.FINISHED and run is not None and value is not None:
+    if campaign.get("pruned_after") and trial.samples and trial.role == TrialRole.SEARCH:
+        # The rig stopped it after its first repetitions (hooks.py), as the CLI does.
+        trial.pruned, trial.state = True, TrialState.COMPLETE
+        trial.value = statistics.fmean(float(v) for v in trial.samples if v is not None)
+        trial.failure_reason = run.failure_reason if run is not None else ""
+    elif job.status == JobStatus.FINISHED and run is not None and value is not None:
         trial.state, trial.value = TrialState.COMPLETE, float(value)
         broken = [c.text() for c in spec.constraints if c.holds(trial.metrics) is False]
         if broken:
@@ -94,8 +108,10 @@ def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec) -> None:
 def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | None:
     """Settle the campaign's trial in hand if its job has ended, then dispatch the
     next one; return the trial now in hand (None when none: waiting or done).
-    Close the campaign when the budget or the space is spent, or when a job
-    expired (the rig's worker never answers: the campaign says so)."""
+    When the search ends (budget, wall time or space spent), its best feasible
+    trial is dispatched once more as the confirmation (``confirm_repetitions``
+    repetitions), and the campaign closes when that has ended. Close the campaign
+    failed when a job expired (the rig's worker never answers: the campaign says so)."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().select_related("rig").get(pk=campaign_id)
         if campaign.status != CampaignStatus.RUNNING or campaign.origin != "service":
@@ -110,32 +126,73 @@ def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | Non
                 pending.state, pending.failure_kind, pending.failure_reason = "failed", "lost", "its job was deleted"
                 pending.save()
             else:
-                _settle(pending, job, spec)
+                _settle(pending, job, spec, campaign.base_config)
                 if job.status == JobStatus.EXPIRED:
                     _close(campaign, CampaignStatus.FAILED, f"trial {pending.number} expired: {job.error}")
                     return None
         trials = list(campaign.trials.order_by("number"))
-        elapsed = (timezone.now() - campaign.created_at).total_seconds()
-        if len(trials) >= spec.trial_budget() or (spec.budget_wall_time_s and elapsed >= spec.budget_wall_time_s):
-            _close(campaign, CampaignStatus.FINISHED, "budget spent")
-            return None
-        history = [(t.params, t.value if t.state == TrialState.COMPLETE else None) for t in trials]
-        proposal = Search.from_history(spec, history).ask()
-        if proposal is None:
-            _close(campaign, CampaignStatus.FINISHED, "every point of the space was measured")
-            return None
-        _, params = proposal
-        config = trial_config(campaign.base_config, params, repetitions=spec.repetitions)
-        config["notes"] = f"campaign {campaign.name!r} trial {len(trials) + 1}"
-        job = jobs_enqueue(rig=campaign.rig, kind=JobKind.SUITE, spec=config, created_by=created_by)
-        return Trial.objects.create(
-            campaign=campaign,
-            number=len(trials) + 1,
-            params=params,
-            state=TrialState.RUNNING,
-            job=job,
-            run_uuid=job.run_uuid,
+        searched = [t for t in trials if t.role == TrialRole.SEARCH]
+        done = _search_done(campaign, spec, searched)
+        if not done:
+            # A pruned trial is no measurement of its point (the CLI tells Optuna it was pruned).
+            history = [
+                (t.params, t.value if t.state == TrialState.COMPLETE and not t.pruned else None) for t in searched
+            ]
+            proposal = Search.from_history(spec, history).ask()
+            if proposal is not None:
+                return _dispatch_trial(campaign, spec, len(trials) + 1, proposal[1], created_by=created_by)
+            done = "every point of the space was measured"
+        best = best_feasible(spec.direction, searched)
+        confirmed = any(t.role == TrialRole.CONFIRMATION for t in trials)
+        if spec.confirm_repetitions and best is not None and not confirmed:
+            return _dispatch_trial(
+                campaign, spec, len(trials) + 1, best.params, role=TrialRole.CONFIRMATION, created_by=created_by
+            )
+        _close(campaign, CampaignStatus.FINISHED, done)
+        return None
+
+
+def _search_done(campaign: Campaign, spec: CampaignSpec, searched: list[Trial]) -> str:
+    """Return why the search is over ('' while it goes on)."""
+    if len(searched) >= spec.trial_budget():
+        return "budget spent"
+    elapsed = (timezone.now() - campaign.created_at).total_seconds()
+    if spec.budget_wall_time_s and elapsed >= spec.budget_wall_time_s:
+        return "wall time spent"
+    return ""
+
+
+def _dispatch_trial(
+    campaign: Campaign,
+    spec: CampaignSpec,
+    number: int,
+    params: dict[str, Any],
+    *,
+    role: str = TrialRole.SEARCH,
+    created_by: Any = None,
+) -> Trial:
+    """Queue one trial's job (search: ``repetitions``, pruned against the completed
+    trials; confirmation: ``confirm_repetitions``, never pruned) and store the trial running."""
+    if role == TrialRole.CONFIRMATION:
+        asks, repetitions = trial_asks(spec, campaign.base_config), spec.confirm_repetitions
+    else:
+        searched = [t for t in campaign.trials.all() if t.role == TrialRole.SEARCH]
+        asks, repetitions = (
+            trial_asks(spec, campaign.base_config, prune_history=prune_history(searched)),
+            spec.repetitions,
         )
+    config = trial_config(campaign.base_config, params, repetitions=repetitions, trial=asks)
+    config["notes"] = f"campaign {campaign.name!r} {role} trial {number}"
+    job = jobs_enqueue(rig=campaign.rig, kind=JobKind.SUITE, spec=config, created_by=created_by)
+    return Trial.objects.create(
+        campaign=campaign,
+        number=number,
+        params=params,
+        role=role,
+        state=TrialState.RUNNING,
+        job=job,
+        run_uuid=job.run_uuid,
+    )
 
 
 def _close(campaign: Campaign, status: str, reason: str) -> None:
@@ -156,8 +213,28 @@ def campaign_cancel(*, campaign: Campaign, reason: str = "cancelled by staff") -
         job = pending.job
         if job.status not in _TERMINAL:
             job = job_abort(job=job, reason=f"campaign cancelled: {reason}")
-        _settle(pending, job, CampaignSpec.from_mapping(locked.spec))
+        _settle(pending, job, CampaignSpec.from_mapping(locked.spec), locked.base_config)
     return locked
+
+
+def campaigns_advance_running() -> list[int]:
+    """Call ``campaign_advance`` for every running service campaign whose trial in
+    hand has ended, or which has none (a missed signal); return their ids. One
+    campaign's error is logged and the others go on."""
+    moved = []
+    for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING, origin="service").values_list(
+        "pk", flat=True
+    ):
+        pending = Trial.objects.filter(campaign_id=campaign_id, state=TrialState.RUNNING).select_related("job").first()
+        if pending is not None and pending.job is not None and pending.job.status not in _TERMINAL:
+            continue  # measuring: nothing was missed
+        try:
+            campaign_advance(campaign_id=campaign_id)
+        except Exception:  # the sweeper must reach the next campaign whatever this one did
+            logger.exception("could not advance campaign %s", campaign_id)
+            continue
+        moved.append(campaign_id)
+    return moved
 
 
 def campaign_dispatch_on_job_end(job: BenchmarkJob) -> None:

@@ -51,6 +51,13 @@ class TrialState(models.TextChoices):
     ABORTED = "aborted", "Aborted"
 
 
+class TrialRole(models.TextChoices):
+    SEARCH = "search", "Search"
+    # The best feasible search trial measured again with the spec's
+    # confirm_repetitions; the search and its analysis never see it.
+    CONFIRMATION = "confirmation", "Confirmation"
+
+
 class Trial(models.Model):
     """One point of the space, measured. ``run`` is the measured run (None when the
     server never started, or until a spooled run arrives: ``run_uuid`` finds it)."""
@@ -59,6 +66,7 @@ class Trial(models.Model):
     number = models.PositiveIntegerField()
     params = models.JSONField()
     state = models.CharField(max_length=16, choices=TrialState.choices)
+    role = models.CharField(max_length=16, choices=TrialRole.choices, default=TrialRole.SEARCH)
     value = models.FloatField(null=True, blank=True, help_text="The campaign's objective (mean over repetitions).")
     metrics = models.JSONField(default=dict, blank=True)
     samples = models.JSONField(default=list, blank=True, help_text="The objective per repetition.")

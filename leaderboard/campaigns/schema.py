@@ -21,6 +21,9 @@ class TrialOutputSerializer(serializers.Serializer):
     failure_reason = serializers.CharField(allow_blank=True)
     log_tail = serializers.CharField(allow_blank=True)
     pruned = serializers.BooleanField()
+    role = serializers.ChoiceField(
+        choices=["search", "confirmation"], help_text="confirmation: the best search trial measured again in full."
+    )
     duration_s = serializers.FloatField(allow_null=True)
     overhead_s = serializers.FloatField(allow_null=True)
 
@@ -57,6 +60,9 @@ class CampaignCreateInputSerializer(serializers.Serializer):
     budget = serializers.JSONField(required=False, help_text="trials and/or wall time")
     repetitions = serializers.IntegerField(required=False)
     seed = serializers.IntegerField(required=False)
+    confirm_repetitions = serializers.IntegerField(
+        required=False, help_text="Repetitions of the best trial's confirmation run (default 10, at least 2; 0: none)."
+    )
     base_config = serializers.JSONField(required=False, help_text="The rig config; its [server] is every trial's base.")
 
 
@@ -72,6 +78,7 @@ class TrialInputSerializer(serializers.Serializer):
     failure_reason = serializers.CharField(required=False, allow_blank=True)
     log_tail = serializers.CharField(required=False, allow_blank=True)
     pruned = serializers.BooleanField(required=False)
+    role = serializers.ChoiceField(choices=["search", "confirmation"], required=False)
     duration_s = serializers.FloatField(required=False, allow_null=True)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialState
+from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialRole, TrialState
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, Run
 from runners.campaign.spec import CampaignSpec
@@ -25,6 +25,8 @@ def campaign_create(*, rig: Rig, data: Mapping[str, Any], origin: str = "termina
         spec = CampaignSpec.from_mapping(spec_data)
     except ConfigError as exc:
         raise ApplicationError(exc.reason, field=exc.field) from exc
+    if origin == "service":
+        _check_server_flags(rig, spec)
     base = data.get("base_config") or {}
     if not isinstance(base, Mapping):
         raise ApplicationError("expected a table/object (the rig config)", field="base_config")
@@ -42,6 +44,26 @@ def campaign_create(*, rig: Rig, data: Mapping[str, Any], origin: str = "termina
     )
 
 
+def rig_server_flags(rig: Rig) -> list[str] | None:
+    """Return the llama-server flags the rig's latest run reported in its fingerprint
+    (``server_flags``, from ``--help``); None when it has reported none yet."""
+    run = Run.objects.filter(rig=rig, fingerprint__has_key="server_flags").order_by("-created_at").first()
+    flags = (run.fingerprint or {}).get("server_flags") if run is not None else None
+    return flags.split() if isinstance(flags, str) and flags.strip() else None
+
+
+def _check_server_flags(rig: Rig, spec: CampaignSpec) -> None:
+    # Only what the rig last reported can be checked here; with no report yet the
+    # campaign is accepted and a trial with a refused flag fails with llama-server's words.
+    flags = rig_server_flags(rig)
+    if flags is None:
+        return
+    try:
+        spec.check_flags(flags, where=f"rig {rig.name}'s llama-server (as its latest run reported)")
+    except ConfigError as exc:
+        raise ApplicationError(exc.reason, field=exc.field) from exc
+
+
 _TEXT_LIMITS = {"failure_kind": 32, "failure_reason": 4000, "log_tail": 20000}
 
 
@@ -56,6 +78,9 @@ def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial,
         return existing, False
     if campaign.status != CampaignStatus.RUNNING:
         raise ApplicationError(f"the campaign is {campaign.status}", field="campaign", status_code=409)
+    role = data.get("role", TrialRole.SEARCH)
+    if role not in TrialRole.values:
+        raise ApplicationError(f"must be one of {', '.join(TrialRole.values)}", field="role")
     state = data.get("state")
     finished_states = [v for v in TrialState.values if v != TrialState.RUNNING]
     if state not in finished_states:
@@ -103,6 +128,7 @@ def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial,
                 run_uuid=run_uuid,
                 run=Run.objects.filter(uuid=run_uuid).first() if run_uuid else None,
                 pruned=bool(data.get("pruned", False)),
+                role=role,
                 **fields,
             )
     except IntegrityError:  # the same number, posted twice at once

@@ -72,7 +72,7 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     analysis = campaign_analysis(campaign.spec, trials, base=campaign.base_config)
     figures = [
         ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, campaign.spec.get("objective", ""))),
-        ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, trials)),
+        ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, [t for t in trials if t.role == "search"])),
         *[
             (f"fit-{fit['parameter']}", f"Power-law fit over {fit['parameter']}", fit_figure(fit))
             for fit in analysis.fits

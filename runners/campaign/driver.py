@@ -14,15 +14,18 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import requests
 
-from runners.campaign.quality import perplexity_for
-from runners.campaign.search import Prune, TrialResult, run_search
+from runners.campaign.confirm import confirmation_text
+from runners.campaign.search import MedianPrune, TrialResult, best_feasible, run_search
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import measure_trial
 from runners.config import ConfigError, RigConfig, read_spec
+from runners.fingerprint import server_flags
+from runners.server import ServerError, resolve_binary
 
 
 class CampaignService:
@@ -60,45 +63,40 @@ class CampaignService:
         resp.raise_for_status()
 
 
-def model_quality(models: list[str], binary: str, cache_dir: str) -> dict[str, dict[str, Any]]:
-    """Return each model file's perplexity figures with ``perplexity_margin_pct``, its
-    distance above the best (lowest) perplexity among the campaign's model files."""
-    figures = {model: perplexity_for(model, binary=binary, cache_dir=cache_dir) for model in models}
-    known = [f["perplexity"] for f in figures.values() if f.get("perplexity")]
-    best = min(known) if known else None
-    for entry in figures.values():
-        if best and entry.get("perplexity"):
-            entry["perplexity_margin_pct"] = (entry["perplexity"] / best - 1) * 100
-    return figures
-
-
 def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> tuple[int | None, list[TrialResult]]:
-    """Run the campaign from the terminal; return (the service's campaign id or None, the trials)."""
+    """Run the campaign from the terminal; return (the service's campaign id or None, the trials,
+    the confirmation last when there is one). Raise ConfigError (exit 2) before anything
+    starts for a bad definition, or a parameter this rig's llama-server does not accept."""
     spec = CampaignSpec.from_mapping(campaign_spec)
     rig = RigConfig.from_mapping(rig_spec)  # a bad rig config fails before anything starts
     if rig.server is None:
         raise ConfigError("server", "a campaign launches llama-server itself: give [server]")
+    check_server_flags(spec, rig.server.binary, rig.cache_dir)
     base = {k: v for k, v in rig_spec.items() if k not in ("service", "run_uuid", "output_path")}
     service = CampaignService(rig.service.url, rig.service.token) if rig.service.url else None
     campaign_id = int(service.open(spec, base, rig.service.rig)["id"]) if service else None
 
-    server = rig.server
-    quality = model_quality([str(m) for m in spec.space.get("model", [server.model])], server.binary, rig.cache_dir)
-
-    def measure(number: int, params: dict[str, Any], prune: Prune) -> TrialResult:
-        extra = quality.get(str(params.get("model") or server.model), {})
-        return measure_trial(rig_spec, spec, number, params, extra_metrics=extra, prune=prune)
+    def measure(number: int, params: dict[str, Any], prune: MedianPrune) -> TrialResult:
+        return measure_trial(rig_spec, spec, number, params, prune=prune)
 
     def report(trial: TrialResult) -> None:
         value = f"{trial.value:.2f}" if trial.value is not None else trial.failure_kind
-        print(f"trial {trial.number}: {trial.state} {value} {json.dumps(trial.params)}", flush=True)
+        label = "confirmation" if trial.role == "confirmation" else "trial"
+        print(f"{label} {trial.number}: {trial.state} {value} {json.dumps(trial.params)}", flush=True)
         if service is not None and campaign_id is not None:
             service.trial(campaign_id, trial)
+        if trial.failure_kind == "interrupted":
+            raise KeyboardInterrupt  # Ctrl-C reached the pipeline, which kept the samples: stop here
 
     status, reason = "finished", ""
     trials: list[TrialResult] = []
     try:
-        trials = run_search(spec, measure, on_trial=report)
+        trials = run_search(spec, measure, on_trial=report, into=trials)
+        best = best_feasible(spec.direction, trials) if spec.confirm_repetitions else None
+        if best is not None:
+            confirmation = measure_trial(rig_spec, spec, len(trials) + 1, dict(best.params), role="confirmation")
+            trials.append(confirmation)
+            report(confirmation)
     except KeyboardInterrupt:
         status, reason = "cancelled", "interrupted on the rig"
     except Exception as exc:
@@ -108,6 +106,18 @@ def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> 
         if service is not None and campaign_id is not None:
             service.close(campaign_id, status, reason)
     return campaign_id, trials
+
+
+def check_server_flags(spec: CampaignSpec, binary: str, cache_dir: str) -> None:
+    """Raise ConfigError naming ``space.<parameter>`` when this rig's llama-server
+    (``binary --help``) does not list the parameter's flag; nothing when it lists none."""
+    try:
+        path = resolve_binary(binary)
+    except ServerError:
+        return  # the first trial says so, with llama-server's own words
+    flags = server_flags(path, cache_dir=Path(cache_dir).expanduser())
+    if flags:
+        spec.check_flags(flags, where=f"this rig's llama-server ({path})")
 
 
 def add_parser(sub: Any) -> None:
@@ -122,11 +132,16 @@ def main(args: argparse.Namespace) -> int:
     if args.no_post:
         rig_spec.setdefault("service", {})["url"] = ""
     campaign_id, trials = run_campaign(rig_spec, read_spec(args.campaign))
-    done = [t for t in trials if t.state == "complete" and t.value is not None]
-    print(f"\ncampaign {campaign_id or '(not posted)'}: {len(trials)} trials, {len(done)} complete")
-    if done:
-        best = max(done, key=lambda t: t.value or 0.0)
+    searched = [t for t in trials if t.role == "search"]
+    done = [t for t in searched if t.state == "complete" and t.value is not None]
+    print(f"\ncampaign {campaign_id or '(not posted)'}: {len(searched)} trials, {len(done)} complete")
+    spec = CampaignSpec.from_mapping(read_spec(args.campaign))
+    best = best_feasible(spec.direction, searched)
+    if best is not None:
         print(f"best: {best.value:.2f} with {json.dumps(best.params)}")
+    confirmation = next((t for t in trials if t.role == "confirmation"), None)
+    if confirmation is not None:
+        print(confirmation_text(spec.as_dict(), trials))
     return 0 if trials else 1
 
 

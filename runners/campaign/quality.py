@@ -71,3 +71,15 @@ def perplexity_for(model: str, *, binary: str = "llama-server", cache_dir: str =
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(figures))
     return figures
+
+
+def model_quality(models: list[str], binary: str, cache_dir: str) -> dict[str, dict[str, Any]]:
+    """Return each model file's perplexity figures with ``perplexity_margin_pct``, its
+    distance above the best (lowest) perplexity among the campaign's model files."""
+    figures = {model: perplexity_for(model, binary=binary, cache_dir=cache_dir) for model in models}
+    known = [f["perplexity"] for f in figures.values() if f.get("perplexity")]
+    best = min(known) if known else None
+    for entry in figures.values():
+        if best and entry.get("perplexity"):
+            entry["perplexity_margin_pct"] = (entry["perplexity"] / best - 1) * 100
+    return figures

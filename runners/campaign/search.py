@@ -16,10 +16,11 @@ from __future__ import annotations
 import logging
 import math
 import random
+import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import optuna
 
@@ -51,6 +52,7 @@ class TrialResult:
     measured_s: float | None = None  # the requests themselves
     samples: list[float] = field(default_factory=list)  # the objective per repetition
     pruned: bool = False  # stopped after its first repetitions: clearly worse than the median
+    role: str = "search"  # or "confirmation": the best feasible trial measured again in full
 
     def payload(self) -> dict[str, Any]:
         """Return the trial record the service stores (POST /api/campaigns/<id>/trials/)."""
@@ -68,6 +70,7 @@ class TrialResult:
             "measured_s": self.measured_s,
             "samples": [_finite(v) for v in self.samples],
             "pruned": self.pruned,
+            "role": self.role,
         }
 
 
@@ -75,10 +78,82 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-# prune(step, value) -> True when the trial's repetitions so far are clearly worse
-# than the campaign's median at the same step (Optuna's MedianPruner): stop it.
-Prune = Callable[[int, float], bool]
-Measure = Callable[[int, dict[str, Any], Prune], TrialResult]
+class TrialLike(Protocol):
+    """What the shared rules below read of a trial: a TrialResult on the rig, a stored
+    Trial on the service (``pruned`` and ``role`` are read where a trial has them)."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def samples(self) -> list[Any]: ...
+
+
+T = TypeVar("T", bound=TrialLike)
+
+
+def is_search(trial: Any) -> bool:
+    """Return True unless ``trial`` is a confirmation run (which the search never sees)."""
+    return getattr(trial, "role", "search") != "confirmation"
+
+
+def best_feasible(direction: str, trials: Sequence[T]) -> T | None:
+    """Return the best complete, not pruned search trial (constraints held: an
+    infeasible trial is not complete); the earliest of equals; None when there is none.
+    The one definition of the trial a campaign confirms, from the CLI and the service."""
+    best: T | None = None
+    for trial in trials:
+        pruned = getattr(trial, "pruned", False)  # a reported phase (a published article's) has no such flag
+        if not is_search(trial) or trial.state != "complete" or pruned or trial.value is None:
+            continue
+        if best is None or better_in(direction, trial.value, best.value or 0.0):
+            best = trial
+    return best
+
+
+def prune_history(trials: Sequence[TrialLike]) -> list[list[float]]:
+    """Return the per-repetition objective of the complete, not pruned search
+    trials: what a new trial's first repetitions are compared with."""
+    return [
+        [float(v) for v in t.samples if v is not None]
+        for t in trials
+        if is_search(t) and t.state == "complete" and not getattr(t, "pruned", False) and t.samples
+    ]
+
+
+@dataclass
+class MedianPrune:
+    """prune(step, value) -> True when a trial's repetitions so far are clearly
+    worse than the median of the completed trials' at the same step: Optuna's
+    MedianPruner (after three completed trials, from the first step) over a study
+    that holds ``history`` (each completed trial's objective per repetition, step
+    1 first). Called once per repetition of one trial, in order. The rig runs it
+    from the config's [trial], so the CLI and the service's jobs prune alike."""
+
+    direction: str
+    history: list[list[float]]
+    _trial: optuna.trial.Trial | None = field(default=None, init=False, repr=False)
+
+    def __call__(self, step: int, value: float) -> bool:
+        if self._trial is None:
+            study = optuna.create_study(
+                direction="minimize" if self.direction == "minimize" else "maximize",
+                pruner=optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0),
+            )
+            for samples in self.history:
+                study.add_trial(
+                    optuna.trial.create_trial(
+                        value=statistics.fmean(samples),
+                        intermediate_values=dict(enumerate(samples, 1)),
+                    )
+                )
+            self._trial = study.ask()
+        self._trial.report(value, step)
+        return bool(self._trial.should_prune())
+
+
+Measure = Callable[[int, dict[str, Any], MedianPrune], TrialResult]
 
 
 class Search:
@@ -101,11 +176,8 @@ class Search:
             # A few random points first, then proposals from the finished ones.
             startup = max(3, min(6, spec.grid_size() // 10))
             sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=startup, multivariate=True)
-        # A trial's first repetitions are compared with the median of the earlier
-        # trials' at the same repetition, once three trials have finished.
-        pruner = optuna.pruners.MedianPruner(n_startup_trials=3, n_warmup_steps=0)
         self.study = optuna.create_study(
-            direction="maximize" if spec.direction == "maximize" else "minimize", sampler=sampler, pruner=pruner
+            direction="maximize" if spec.direction == "maximize" else "minimize", sampler=sampler
         )
         self.seen: dict[tuple[Any, ...], float | None] = {}
 
@@ -169,7 +241,12 @@ class Search:
 
 def better(spec: CampaignSpec, a: float, b: float) -> bool:
     """Return True if objective value ``a`` is better than ``b``."""
-    return a > b if spec.direction == "maximize" else a < b
+    return better_in(spec.direction, a, b)
+
+
+def better_in(direction: str, a: float, b: float) -> bool:
+    """Return True if ``a`` is better than ``b`` when the objective goes in ``direction``."""
+    return a > b if direction == "maximize" else a < b
 
 
 def run_search(
@@ -179,13 +256,15 @@ def run_search(
     on_trial: Callable[[TrialResult], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     first_number: int = 1,
+    into: list[TrialResult] | None = None,
 ) -> list[TrialResult]:
     """Measure trials until the budget (trials, wall time) is spent, the space is
-    exhausted or ``should_stop()`` says so; return them in order. A trial that
-    fails is kept with its cause and the search goes on."""
+    exhausted or ``should_stop()`` says so; return them in order (appended to
+    ``into`` as they finish, so a caller interrupted mid-search has them). A trial
+    that fails is kept with its cause and the search goes on."""
     search = Search(spec)
     started = time.monotonic()
-    trials: list[TrialResult] = []
+    trials: list[TrialResult] = into if into is not None else []
     while len(trials) < spec.trial_budget():
         if should_stop is not None and should_stop():
             break
@@ -195,11 +274,7 @@ def run_search(
         if proposal is None:
             break
         handle, params = proposal
-
-        def prune(step: int, value: float, handle: optuna.trial.Trial = handle) -> bool:
-            handle.report(value, step)
-            return handle.should_prune()
-
+        prune = MedianPrune(spec.direction, prune_history(trials))
         result = measure(first_number + len(trials), params, prune)
         search.tell(handle, params, result.value if result.state == "complete" else None, pruned=result.pruned)
         trials.append(result)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from runners.config import ConfigError
+from runners.config import SERVER_FLAGS, ConfigError
 
 # llama-server flags a campaign may vary, and the value type each takes. ``model``
 # is the model file itself, so quantizations of one model compete.
@@ -74,6 +74,9 @@ class CampaignSpec:
     budget_wall_time_s: float | None = None
     repetitions: int = 2
     seed: int = 0
+    # When the search ends, its best feasible trial is measured again with this
+    # many repetitions (the recommendation's confidence interval); 0: not confirmed.
+    confirm_repetitions: int = 10
 
     @property
     def direction(self) -> str:
@@ -92,6 +95,14 @@ class CampaignSpec:
         size = self.grid_size()
         return min(self.budget_trials, size) if self.budget_trials else size
 
+    def check_flags(self, accepted: Collection[str], *, where: str = "the rig's llama-server") -> None:
+        """Raise ConfigError naming ``space.<parameter>`` for the first parameter
+        whose llama-server flag is not in ``accepted`` (the flags ``--help`` lists)."""
+        for name in self.space:
+            flag = SERVER_FLAGS.get(name)
+            if flag is not None and flag not in accepted:
+                raise ConfigError(f"space.{name}", f"{where} does not accept {flag}")
+
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["constraints"] = [{k: v for k, v in asdict(c).items() if v is not None} for c in self.constraints]
@@ -103,7 +114,10 @@ class CampaignSpec:
         """Return the checked spec for a JSON-able mapping; raise ConfigError naming the bad field."""
         if not isinstance(data, Mapping):
             raise ConfigError("campaign", "expected a table/object")
-        known = {"name", "space", "strategy", "objective", "constraints", "budget", "repetitions", "seed"}
+        known = {
+            "name", "space", "strategy", "objective", "constraints", "budget", "repetitions", "seed",
+            "confirm_repetitions",
+        }  # fmt: skip
         for key in data:
             if key not in known:
                 raise ConfigError(str(key), f"unknown field (known: {', '.join(sorted(known))})")
@@ -134,7 +148,10 @@ class CampaignSpec:
             budget_wall_time_s=wall,
             repetitions=int(_positive(data.get("repetitions", 2), "repetitions", integer=True) or 2),
             seed=_integer(data.get("seed", 0), "seed"),
+            confirm_repetitions=_integer(data.get("confirm_repetitions", 10), "confirm_repetitions"),
         )
+        if spec.confirm_repetitions == 1 or spec.confirm_repetitions < 0:
+            raise ConfigError("confirm_repetitions", "must be at least 2 (a confidence interval needs two), or 0: none")
         if spec.grid_size() > MAX_GRID_SIZE and spec.strategy == "grid":
             raise ConfigError("space", f"the grid has {spec.grid_size()} points; at most {MAX_GRID_SIZE}")
         return spec

@@ -21,16 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from runners import stats
-from runners.campaign.search import Prune, TrialResult
+from runners.campaign.hooks import run_trial_job, trial_extra, trial_quality
+from runners.campaign.search import MedianPrune, TrialResult
 from runners.campaign.spec import CampaignSpec
-from runners.client import EndedByService
 from runners.config import ConfigError
-from runners.pipeline import run_job
 from runners.server import ServerError
 
 
-def trial_config(base: Mapping[str, Any], params: Mapping[str, Any], *, repetitions: int) -> dict[str, Any]:
-    """Return the rig config for one trial: ``base`` with ``params`` set in its [server].
+def trial_config(
+    base: Mapping[str, Any],
+    params: Mapping[str, Any],
+    *,
+    repetitions: int,
+    trial: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return the rig config for one trial: ``base`` with ``params`` set in its [server]
+    and ``trial`` as its [trial] (what the rig does beyond the run: hooks.py).
 
     ``tensor_overrides`` is one pattern per value ('' for none); a draft-model
     spec type without a draft model drafts with the model itself, and a trial
@@ -52,7 +58,23 @@ def trial_config(base: Mapping[str, Any], params: Mapping[str, Any], *, repetiti
         if not spec_type.startswith("ngram"):
             server.pop("draft_n_max", None)
     config.setdefault("workload", {})["repetitions"] = repetitions
+    if trial is not None:
+        config["trial"] = dict(trial)
     return config
+
+
+def trial_asks(
+    spec: CampaignSpec, base: Mapping[str, Any], *, prune_history: list[list[float]] | None = None
+) -> dict[str, Any]:
+    """Return the [trial] block of a campaign's trial: the perplexity of every model
+    file of the campaign, and the history to prune against (decode t/s objectives
+    only: the rig checks each repetition's decode t/s). None/[] history: no pruning."""
+    models = spec.space.get("model") or [str((base.get("server") or {}).get("model") or "")]
+    return {
+        "direction": spec.direction,
+        "perplexity_models": [str(m) for m in models if m],
+        "prune_history": prune_history if prune_history and spec.objective == "decode_tokens_per_s" else [],
+    }
 
 
 def trial_metrics(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,34 +122,25 @@ def measure_trial(
     number: int,
     params: dict[str, Any],
     *,
-    extra_metrics: Mapping[str, Any] | None = None,
-    prune: Prune | None = None,
+    prune: MedianPrune | None = None,
+    role: str = "search",
 ) -> TrialResult:
     """Measure one trial with the rig's pipeline and return it (never raises for
     a trial that failed; a bad base config raises ConfigError). With ``prune``,
-    each repetition but the last is reported to it (the objective so far, when the
-    objective is decode t/s); when it says prune, the measuring stops there and
-    the trial is kept, pruned, with the repetitions measured (the run is posted
-    aborted with them)."""
-    config = trial_config(base, params, repetitions=spec.repetitions)
+    its history goes to the rig in [trial] (hooks.py): a trial clearly worse than
+    the median after a repetition stops there and is kept, pruned, with the
+    repetitions measured (the run is posted aborted with them). A confirmation
+    (``role``) measures ``spec.confirm_repetitions`` repetitions and is never pruned."""
+    repetitions = spec.confirm_repetitions if role == "confirmation" else spec.repetitions
+    asks = trial_asks(spec, base, prune_history=prune.history if prune is not None else None)
+    config = trial_config(base, params, repetitions=repetitions, trial=asks)
     config["run_uuid"] = str(uuid.uuid4())
-    config["notes"] = (str(config.get("notes") or "") + f" campaign {spec.name!r} trial {number}").strip()
+    config["notes"] = (str(config.get("notes") or "") + f" campaign {spec.name!r} {role} trial {number}").strip()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="rigboard-trial-") as tmp:
         config["output_path"] = str(Path(tmp) / "run.json")
-        pruned: list[int] = []
-
-        def on_sample(sample: dict[str, Any]) -> None:
-            value = sample.get("decode_tokens_per_s_server") or sample.get("decode_tokens_per_s_client")
-            step = int(sample["index"])
-            if prune is None or spec.objective != "decode_tokens_per_s" or value is None:
-                return
-            if step < spec.repetitions and prune(step, float(value)):
-                pruned.append(step)
-                raise EndedByService("campaign", "pruned", f"pruned after {step} repetition(s): below the median")
-
         try:
-            result = run_job(config, on_sample=on_sample)
+            result = run_trial_job(config)
         except ServerError as exc:
             return TrialResult(
                 number=number,
@@ -137,26 +150,36 @@ def measure_trial(
                 failure_reason=exc.reason,
                 log_tail=exc.log_tail,
                 duration_s=time.monotonic() - started,
+                role=role,
             )
         except ConfigError as exc:
             if exc.field.startswith("server."):
                 # A value of the space the config refuses: this point fails, the campaign goes on.
-                return TrialResult(number, params, "failed", failure_kind="bad_config", failure_reason=str(exc))
+                return TrialResult(
+                    number, params, "failed", failure_kind="bad_config", failure_reason=str(exc), role=role
+                )
             raise
         payload = json.loads(Path(config["output_path"]).read_text())
     trial = TrialResult(
         number=number,
         params=params,
+        role=role,
         run_uuid=str(result.run_uuid),
         duration_s=time.monotonic() - started,
         measured_s=_measured_s(payload),
         log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
     )
-    trial.metrics = {**trial_metrics(payload), **(extra_metrics or {})}
+    campaign = trial_extra(payload)
+    model = str(params.get("model") or (base.get("server") or {}).get("model") or "")
+    trial.metrics = {**trial_metrics(payload), **trial_quality(campaign, model)}
     trial.samples = list(trial.metrics.pop("decode_tokens_per_s_samples"))
     if spec.objective != "decode_tokens_per_s":
         trial.samples = []
-    if pruned and trial.samples:
+    if payload.get("extra", {}).get("interrupted"):
+        # Ctrl-C on the rig: the pipeline kept the samples; the driver stops the campaign.
+        trial.state, trial.failure_kind, trial.failure_reason = "aborted", "interrupted", str(result.failure_reason)
+        return trial
+    if campaign.get("pruned_after") and trial.samples:
         trial.pruned, trial.state = True, "complete"
         trial.value = statistics.fmean(trial.samples)
         trial.failure_reason = str(result.failure_reason)

@@ -56,7 +56,7 @@ def test_a_campaign_from_the_terminal_measures_stores_and_survives_a_failed_tria
     assert code == 0
     stored = Campaign.objects.get()
     assert stored.status == "finished" and stored.rig == rig.rig
-    trials = list(stored.trials.all())
+    trials = list(stored.trials.filter(role="search"))
     assert [t.number for t in trials] == list(range(1, 13))
     failed = [t for t in trials if t.state == "failed"]
     complete = [t for t in trials if t.state == "complete"]
@@ -77,10 +77,20 @@ def test_a_campaign_from_the_terminal_measures_stores_and_survives_a_failed_tria
     margins = sorted({t.metrics["perplexity_margin_pct"] for t in complete})
     assert margins[0] == 0 and margins[1] > 0
     assert {t.params["spec_type"] for t in complete} >= {"none", "draft-simple"} or len(complete) < 4
-    assert Run.objects.filter(rig=rig.rig).count() == len([t for t in trials if t.run_uuid])
+    # The search over, its best feasible trial was measured again with the full 10 repetitions.
+    confirmation = stored.trials.get(role="confirmation")
+    best = max(complete, key=lambda t: t.value)  # one repetition per trial: nothing is pruned
+    assert confirmation.number == 13 and confirmation.state == "complete", confirmation.failure_reason
+    assert confirmation.params == best.params
+    assert confirmation.run.status == "finished" and confirmation.run.samples.count() == 10
+    assert len(confirmation.samples) == 10 and confirmation.value == pytest.approx(
+        confirmation.run.decode_tokens_per_s_mean
+    )
+    assert Run.objects.filter(rig=rig.rig).count() == len([t for t in trials if t.run_uuid]) + 1
 
     page = live_server.url + f"/campaigns/{stored.id}/"
     import requests
 
     html = requests.get(page, timeout=30).text
     assert "12 of" in html and "out_of_memory" in html and "--model" in html
+    assert "confirmed by 10 repetitions" in html

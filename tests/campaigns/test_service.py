@@ -8,8 +8,12 @@ import time
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
-from leaderboard.campaigns.models import Campaign
+from leaderboard.campaigns.dispatch import campaign_advance
+from leaderboard.campaigns.models import Campaign, Trial
+from leaderboard.campaigns.services import campaign_create
+from leaderboard.campaigns.tasks import ADVANCE_TASK, campaigns_advance_task
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run
@@ -64,30 +68,123 @@ def test_staff_get_a_400_naming_the_field_and_nothing_is_queued(staff_client, ma
 @pytest.mark.llama
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
-def test_a_service_campaign_runs_its_trials_as_jobs_on_the_real_rig_worker(
-    staff_client, make_rig_with_token, rig_worker, live_server, gemma_server_section
+def test_a_service_campaign_runs_its_trials_as_jobs_on_the_real_rig_worker_and_confirms_the_best(
+    staff_client, make_rig_with_token, rig_worker, live_server, gemma_server_section, campaign_cache_dir
 ):
     rig = make_rig_with_token("worker-rig")
     worker = rig_worker("worker-rig", token=rig.raw, service_url=live_server.url)
     server = gemma_server_section(startup_timeout_s=60.0, spec_type="none")
     server.pop("draft_model")
-    response = staff_client.post("/api/campaigns/", _body("worker-rig", server), format="json")
+    body = _body("worker-rig", server)
+    body["base_config"]["cache_dir"] = str(campaign_cache_dir)  # perplexity cached per model sha256
+    response = staff_client.post("/api/campaigns/", body, format="json")
     assert response.status_code == 201, response.json()
     campaign_id = response.json()["id"]
 
-    deadline = time.monotonic() + 240
-    while Campaign.objects.get(pk=campaign_id).status == "running":
-        assert time.monotonic() < deadline, worker.log()[-4000:]
-        time.sleep(0.5)
+    _wait_for_the_end(campaign_id, worker, 300)
     campaign = Campaign.objects.get(pk=campaign_id)
     assert campaign.status == "finished", campaign.status_reason
-    trials = {t.params["ctx_size"]: t for t in campaign.trials.all()}
+    trials = {t.params["ctx_size"]: t for t in campaign.trials.filter(role="search")}
     assert sorted(t.number for t in trials.values()) == [1, 2]
     ok, oom = trials[2048], trials[20000000]
     assert ok.state == "complete" and ok.run is not None and ok.run.status == "finished"
     assert ok.value == pytest.approx(ok.run.decode_tokens_per_s_mean) and ok.samples
     assert ok.job.status == "finished" and ok.run.uuid == ok.job.run_uuid
+    # Perplexity measured on the rig (llama-perplexity) and sent with the run, as the CLI stores it.
+    assert ok.metrics["perplexity"] > 1 and ok.metrics["perplexity_margin_pct"] == 0
+    assert ok.run.extra["campaign"]["perplexity"][server["model"]]["perplexity"] == ok.metrics["perplexity"]
     assert oom.state == "failed" and oom.failure_kind == "out_of_memory", oom.failure_reason
-    assert Run.objects.filter(rig=rig.rig).count() == 1
+    # The search over, its best trial was measured again with the full 10 repetitions.
+    confirmation = campaign.trials.get(role="confirmation")
+    assert confirmation.number == 3 and confirmation.params == {"ctx_size": 2048}
+    assert (
+        confirmation.job.spec["workload"]["repetitions"] == 10 and confirmation.job.spec["trial"]["prune_history"] == []
+    )
+    assert confirmation.state == "complete" and confirmation.run.status == "finished"
+    assert confirmation.run.samples.count() == 10 and len(confirmation.samples) == 10
+    assert Run.objects.filter(rig=rig.rig).count() == 2
     detail = staff_client.get(f"/api/campaigns/{campaign_id}/").json()
-    assert detail["analysis"]["best"]["params"] == {"ctx_size": 2048}
+    analysis = detail["analysis"]
+    assert analysis["best"]["params"] == {"ctx_size": 2048} and analysis["done"] == 2
+    summary = analysis["confirmation"]
+    assert summary["confirmed"] and summary["n"] == 10 and summary["of_trial"] == ok.number
+    assert summary["mean"] == pytest.approx(confirmation.run.decode_tokens_per_s_mean)
+    assert summary["ci95_low"] == pytest.approx(confirmation.run.decode_tokens_per_s_ci95_low)
+    page = staff_client.get(f"/campaigns/{campaign_id}/").content.decode()
+    assert "confirmed by 10 repetitions" in page and "(confirmation)" in page
+
+
+def _wait_for_the_end(campaign_id: int, worker, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while Campaign.objects.get(pk=campaign_id).status == "running":
+        assert time.monotonic() < deadline, worker.log()[-4000:]
+        time.sleep(0.5)
+
+
+@pytest.mark.llama
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_the_rig_prunes_a_service_trial_clearly_below_the_campaigns_median(
+    make_rig_with_token, rig_worker, live_server, gemma_server_section
+):
+    """Three completed trials at an impossible 10^6 t/s are written to the database
+    as the campaign's history, so the rule must fire: what is under test is the rig
+    worker honouring the job's [trial] (MedianPrune, as the CLI does) and the service
+    storing the trial as the CLI would, pruned with its one repetition."""
+    rig = make_rig_with_token("prune-rig")
+    worker = rig_worker("prune-rig", token=rig.raw, service_url=live_server.url)
+    server = gemma_server_section(startup_timeout_s=60.0, spec_type="none")
+    server.pop("draft_model")
+    campaign = campaign_create(
+        rig=rig.rig,
+        origin="service",
+        data=_body("prune-rig", server, space={"threads": [1, 2, 3, 4]}, repetitions=3, confirm_repetitions=0),
+    )
+    for number in (1, 2, 3):
+        Trial.objects.create(campaign=campaign, number=number, params={"threads": number}, state="complete",
+                             value=1e6, samples=[1e6, 1e6, 1e6])  # fmt: skip
+    trial = campaign_advance(campaign_id=campaign.pk)
+    assert trial.number == 4 and trial.params == {"threads": 4}
+    assert trial.job.spec["trial"]["prune_history"] == [[1e6, 1e6, 1e6]] * 3
+
+    _wait_for_the_end(campaign.pk, worker, 180)
+    trial.refresh_from_db()
+    assert trial.pruned and trial.state == "complete", (trial.state, trial.failure_reason)
+    assert len(trial.samples) == 1 and trial.value == pytest.approx(trial.samples[0])
+    assert trial.job.status == "aborted" and "pruned after 1 repetition" in trial.failure_reason
+    assert trial.run.status == "aborted" and trial.run.samples.count() == 1
+    assert trial.run.extra["campaign"]["pruned_after"] == 1
+    campaign.refresh_from_db()
+    assert campaign.status == "finished" and campaign.status_reason == "budget spent"
+
+
+@pytest.mark.django_db
+def test_the_beat_sweeper_moves_on_a_campaign_whose_job_signal_was_missed(
+    staff_client, make_rig_with_token, celery_broker, django_capture_on_commit_callbacks
+):
+    from django_celery_beat.models import PeriodicTask
+
+    assert PeriodicTask.objects.get(task=ADVANCE_TASK).interval.every == 60  # campaigns migration 0003
+    make_rig_with_token("quiet-rig")
+    body = _body("quiet-rig", {"model": "/m.gguf"}, confirm_repetitions=0)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert staff_client.post("/api/campaigns/", body, format="json").status_code == 201
+    campaign = Campaign.objects.get()
+    (first,) = campaign.trials.all()
+    # The rig's report arrives, but no post_save runs (a worker killed between save and commit hook).
+    BenchmarkJob.objects.filter(pk=first.job_id).update(
+        status="failed", error="llama-server rejected a flag: invalid argument", finished_at=timezone.now()
+    )
+    first.refresh_from_db()
+    assert first.state == "running"  # stuck: nothing moved it on
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert campaigns_advance_task() == 1
+    first.refresh_from_db()
+    assert first.state == "failed" and first.failure_kind == "unknown_flag"
+    second = campaign.trials.get(number=2)
+    assert second.state == "running" and second.job.status == "queued" and second.params != first.params
+    # Idempotent: a campaign whose trial is measuring is left alone, nothing is sent twice.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert campaigns_advance_task() == 0
+    assert BenchmarkJob.objects.count() == 2
