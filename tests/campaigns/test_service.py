@@ -188,3 +188,36 @@ def test_the_beat_sweeper_moves_on_a_campaign_whose_job_signal_was_missed(
     with django_capture_on_commit_callbacks(execute=True):
         assert campaigns_advance_task() == 0
     assert BenchmarkJob.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_best_trial_is_confirmed_with_its_own_job_and_a_cancel_aborts_the_confirmation(
+    staff_client, make_rig_with_token, celery_broker, django_capture_on_commit_callbacks
+):
+    """The search's one trial is written to the database as complete (its measuring
+    has tests of its own); what is under test is what the service dispatches next."""
+    rig = make_rig_with_token("confirm-rig")
+    body = _body("confirm-rig", {"model": "/m.gguf"}, space={"threads": [2]}, repetitions=2, confirm_repetitions=4)
+    campaign = campaign_create(rig=rig.rig, origin="service", data=body)
+    Trial.objects.create(campaign=campaign, number=1, params={"threads": 2}, state="complete", value=30.0,
+                         samples=[29.0, 31.0])  # fmt: skip
+
+    with django_capture_on_commit_callbacks(execute=True):
+        confirmation = campaign_advance(campaign_id=campaign.pk)
+    assert confirmation.role == "confirmation" and confirmation.number == 2 and confirmation.params == {"threads": 2}
+    spec = confirmation.job.spec
+    assert spec["workload"]["repetitions"] == 4 and spec["trial"]["prune_history"] == []
+    assert spec["trial"]["perplexity_models"] == ["/m.gguf"] and spec["server"]["threads"] == 2
+    with django_capture_on_commit_callbacks(execute=True):
+        assert campaign_advance(campaign_id=campaign.pk) == confirmation  # measuring: nothing more is sent
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = staff_client.post(f"/api/campaigns/{campaign.pk}/cancel/", {"reason": "enough"}, format="json")
+    assert response.status_code == 200, response.json()
+    confirmation.refresh_from_db()
+    assert confirmation.state == "aborted" and confirmation.job.status == "aborted"
+    assert response.json()["status"] == "cancelled" and BenchmarkJob.objects.count() == 1
+    summary = response.json()["analysis"]["confirmation"]
+    assert not summary["confirmed"] and summary["text"].startswith("not confirmed: the confirmation run aborted")
+    page = staff_client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Not confirmed" in page and "not confirmed: the confirmation run aborted" in page
