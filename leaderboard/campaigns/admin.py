@@ -45,7 +45,7 @@ class CampaignForm(forms.ModelForm):
 class TrialInline(admin.TabularInline):
     model = Trial
     extra = 0
-    fields = ("number", "state", "value", "params", "failure_kind", "failure_reason", "run", "job")
+    fields = ("number", "role", "state", "value", "params", "failure_kind", "failure_reason", "run", "job")
     readonly_fields = fields
     can_delete = False
 
@@ -81,6 +81,6 @@ class CampaignAdmin(admin.ModelAdmin):
 
 @admin.register(Trial)
 class TrialAdmin(admin.ModelAdmin):
-    list_display = ("campaign", "number", "state", "value", "failure_kind")
+    list_display = ("campaign", "number", "role", "state", "value", "pruned", "failure_kind")
     list_filter = ("state",)
     raw_id_fields = ("run", "campaign", "job")
