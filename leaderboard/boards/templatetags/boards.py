@@ -285,8 +285,8 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         if timeline
         else ""
     )
-    spec = row.speculative_type if row.speculative_type not in ("", "None") else ""
-    accept = format_html(" · accept {} %", num(row.acceptance_pct)) if row.acceptance_pct is not None else ""
+    spec = row.speculative_shown
+    accept = format_html(" · accept {}\u00a0%", num(row.acceptance_pct)) if row.acceptance_pct is not None else ""
     return format_html(
         '<td class="pick"><input type="checkbox" name="runs" value="{run_id}" aria-label="compare run {run_id}"></td>'
         '<td class="rank" title="rank on this page\'s ordering">{rank}</td>'
