@@ -168,7 +168,7 @@ RUN_COLUMNS = [
 SAMPLE_COLUMNS = [
     "run_id", "index", "decode_tokens_per_s_server", "decode_tokens_per_s_client", "prefill_tokens_per_s", "ttft_ms",
     "prompt_tokens", "tokens_generated", "draft_n", "draft_n_accepted", "energy_j", "power_w_mean", "power_w_peak",
-    "stop_reason", "output_ok", "flags",
+    "stop_reason", "output_ok", "flags", "itl_ms",
 ]  # fmt: skip
 SWEEP_COLUMNS = [
     "run_id", "ctx_tokens", "ctx_label", "prefill_tokens_per_s", "decode_tokens_per_s", "ttft_ms", "power_w",
@@ -245,7 +245,7 @@ class RunFactory:
         samples = [
             (
                 run_id, i + 1, tps[i], tps[i] * 0.995, rng.uniform(300, 3000), rng.uniform(50, 900), 120, 2000,
-                drafted[i], accepted[i], energy[i], power, power * 1.1, "length", rng.random() > 0.01, "[]",
+                drafted[i], accepted[i], energy[i], power, power * 1.1, "length", rng.random() > 0.01, "[]", "[]",
             )
             for i in range(reps)
         ]  # fmt: skip

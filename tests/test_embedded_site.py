@@ -1,7 +1,8 @@
 """The demo's pages on the embedded default (SQLite), in a fresh interpreter:
 SQLite sorts NULL first where PostgreSQL sorts it last, so seed 001's sweep
 (whose 198K point has no exact token count) must still start at 4K, draw its
-198K point in every pane, and its run must be on the leaderboard."""
+198K point in every pane, and its run must be on the leaderboard. "Best of each
+configuration" (an anti-join) and the GPU pages' mixed-rig rule run there too."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import django
 django.setup()
 from django.core.management import call_command
 from django.test import Client
-from leaderboard.results.models import Run
+import uuid
+from leaderboard.boards.filters import best_of_each_configuration
+from leaderboard.results.models import CONFIGURATION_GROUP, Run
 
 call_command("migrate", verbosity=0)
 call_command("import_published", verbosity=0)
@@ -27,7 +30,28 @@ figure = json.loads(re.search(r'<script id="sweep-fig" type="application/json">(
 board = client.get("/?sort=-tpkwh").content.decode()
 ids = [int(m) for m in re.findall(r'name="runs" value="(\d+)"', board)]
 with_kwh = set(Run.objects.filter(pk__in=ids, tokens_per_kwh__isnull=False).values_list("pk", flat=True))
+# Two more runs in one run's group: a faster one, and a tie with it (the later run wins).
+template = Run.objects.get(report_key="rtx5090-27b-dense-mtp")
+clones = []
+for _ in range(2):
+    clone = Run.objects.get(pk=template.pk)
+    clone.pk, clone.uuid, clone.report_key = None, uuid.uuid4(), ""
+    clone.decode_tokens_per_s_mean = template.decode_tokens_per_s_mean + 10
+    clone.save()
+    clones.append(clone.pk)
+ranked = Run.objects.filter(status="finished", decode_tokens_per_s_mean__isnull=False)
+reference = {}
+for r in ranked:
+    key = tuple(getattr(r, f) for f in CONFIGURATION_GROUP)
+    if key not in reference or (r.decode_tokens_per_s_mean, r.pk) > reference[key]:
+        reference[key] = (r.decode_tokens_per_s_mean, r.pk)
+picked = set(best_of_each_configuration(ranked).values_list("pk", flat=True))
+gpu_page = client.get("/gpus/RTX 3090 Ti/").content.decode()
 print(json.dumps({
+    "best_agrees": picked == {pk for _, pk in reference.values()},
+    "best_picks_the_later_tie": clones[1] in picked and clones[0] not in picked and template.pk not in picked,
+    "mixed_rig_note": 'id="mixed-rigs"' in gpu_page,
+    "dual_on_3090_ti_page": [int(m) for m in re.findall(r'name="runs" value="(\d+)"', gpu_page)],
     "rows": first_cells,
     "decode_deltas": decode_deltas,
     "points_per_pane": [len(t["x"]) for t in figure["data"]],
@@ -48,3 +72,5 @@ def test_the_sqlite_demo_draws_seed_001s_sweep_from_4k(tmp_path):
     assert result["summary_source"] == "sweep"
     assert result["on_board"] is True
     assert result["with_kwh_first"] is True  # blanks last on SQLite too
+    assert result["best_agrees"] is True and result["best_picks_the_later_tie"] is True
+    assert result["mixed_rig_note"] is True and result["dual_on_3090_ti_page"] == []  # seed 000: card not stated

@@ -9,7 +9,6 @@ a figure. Every hover text names its unit.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 
 from leaderboard.core.charts import base_layout as _base_layout
 from leaderboard.core.charts import esc as _esc
+from leaderboard.core.charts import pane_grid
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 Figure = dict[str, Any]
@@ -115,23 +115,18 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
     panes = [p for p in SWEEP_PANES if any(p.x(pt) is not None and p.y(pt) is not None for pt in points)]
     ticks = sorted({(pt.ctx_tokens, pt.ctx_label or _ctx_label(pt.ctx_tokens)) for pt in points if pt.ctx_tokens})
     ticks = [t for i, t in enumerate(ticks) if i == 0 or t[0] != ticks[i - 1][0]]
-    rows = max(1, math.ceil(len(panes) / columns))
-    data: list[dict[str, Any]] = []
-    layout = _base_layout(
-        grid={"rows": rows, "columns": columns, "pattern": "independent", "ygap": 0.45, "xgap": 0.15},
-        height=280 * rows + 60,
-        annotations=[],
-    )
-    for i, pane in enumerate(panes, start=1):
-        suffix = "" if i == 1 else str(i)
+    axes = []
+    for pane in panes:
         x_axis: dict[str, Any] = {"title": {"text": pane.x_title}, "type": "log" if pane.x_log else "linear"}
         if pane.x_log:
             # Ticks at the measured depths, labelled as people write them (4K, 128K).
             x_axis.update(
                 tickmode="array", tickvals=[t for t, _ in ticks], ticktext=[_esc(label) for _, label in ticks]
             )
-        layout[f"xaxis{suffix}"] = x_axis
-        layout[f"yaxis{suffix}"] = {"title": {"text": pane.y_title}, "rangemode": "tozero"}
+        axes.append((f"<b>{pane.title}</b>", x_axis, {"title": {"text": pane.y_title}, "rangemode": "tozero"}))
+    layout, suffixes = pane_grid(axes, columns=columns)
+    data: list[dict[str, Any]] = []
+    for i, (pane, suffix) in enumerate(zip(panes, suffixes, strict=True), start=1):
         for s_index, s in enumerate(series):
             pts = [pt for pt in s.points if pane.x(pt) is not None and pane.y(pt) is not None]
             hover = [
@@ -157,17 +152,6 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
                     "yaxis": f"y{suffix}",
                 }
             )
-        layout["annotations"].append(
-            {
-                "text": f"<b>{pane.title}</b>",
-                "xref": f"x{suffix} domain",
-                "yref": f"y{suffix} domain",
-                "x": 0,
-                "y": 1.12,
-                "showarrow": False,
-                "xanchor": "left",
-            }
-        )
     return {"data": data, "layout": layout}
 
 

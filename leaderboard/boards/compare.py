@@ -79,14 +79,14 @@ SIGNIFICANCE = 0.05
 def verdict(*, delta_pct: float | None, test: TestResult | None, spread: Spread | None) -> str:
     """Return what a difference against the baseline means, in words.
 
-    A difference no larger than the run-to-run spread (max − min of the run
-    medians, in percent) of the baseline's configuration on its rig is "within
+    A difference within the noise margin of the baseline's configuration on its
+    rig (``Spread.covers``: 2 × the sample SD of its run medians) is "within
     run-to-run spread" whatever a test on the repetitions says: repetitions
     within one run vary less than runs do."""
     if delta_pct is None:
         return ""
     direction = "faster" if delta_pct > 0 else "slower"
-    if spread is not None and abs(delta_pct) <= spread.range_pct:
+    if spread is not None and spread.covers(delta_pct):
         return "within run-to-run spread"
     if test is None or test.p_value is None:
         return f"{direction} (published means, untested)"

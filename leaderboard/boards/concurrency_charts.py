@@ -9,13 +9,12 @@ marks, per run, the first level whose per-stream mean falls below it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.boards.charts import Figure, _color, _fmt
-from leaderboard.core.charts import base_layout, esc
+from leaderboard.core.charts import esc, pane_grid
 
 
 @dataclass(frozen=True)
@@ -75,24 +74,31 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
     all_levels = [lv for s in series for lv in s.levels]
     panes = [p for p in PANES if any(p.y(lv) is not None for lv in all_levels)]
     ticks = sorted({lv.concurrency for lv in all_levels})
-    rows = max(1, math.ceil(len(panes) / columns))
-    data: list[dict[str, Any]] = []
-    layout = base_layout(
-        grid={"rows": rows, "columns": columns, "pattern": "independent", "ygap": 0.45, "xgap": 0.15},
-        height=280 * rows + 60,
-        annotations=[],
+    titles = [
+        f"<b>{pane.title}</b>"
+        + (f" (floor {_fmt(floor)} t/s)" if floor is not None and pane.key == "per_stream" else "")
+        for pane in panes
+    ]
+    layout, suffixes = pane_grid(
+        [
+            (
+                title,
+                {
+                    "title": {"text": "concurrent streams"},
+                    "type": "log",
+                    "tickmode": "array",
+                    "tickvals": ticks,
+                    "ticktext": [str(t) for t in ticks],
+                },
+                {"title": {"text": pane.y_title}, "rangemode": "tozero"},
+            )
+            for title, pane in zip(titles, panes, strict=True)
+        ],
+        columns=columns,
         shapes=[],
     )
-    for i, pane in enumerate(panes, start=1):
-        suffix = "" if i == 1 else str(i)
-        layout[f"xaxis{suffix}"] = {
-            "title": {"text": "concurrent streams"},
-            "type": "log",
-            "tickmode": "array",
-            "tickvals": ticks,
-            "ticktext": [str(t) for t in ticks],
-        }
-        layout[f"yaxis{suffix}"] = {"title": {"text": pane.y_title}, "rangemode": "tozero"}
+    data: list[dict[str, Any]] = []
+    for i, (pane, suffix) in enumerate(zip(panes, suffixes, strict=True), start=1):
         for s_index, s in enumerate(series):
             levels = sorted((lv for lv in s.levels if pane.y(lv) is not None), key=lambda lv: lv.concurrency)
             data.append(
@@ -146,16 +152,4 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
                     "line": {"dash": "dash", "color": "#555", "width": 1},
                 }
             )
-        layout["annotations"].append(
-            {
-                "text": f"<b>{pane.title}</b>"
-                + (f" (floor {_fmt(floor)} t/s)" if floor is not None and pane.key == "per_stream" else ""),
-                "xref": f"x{suffix} domain",
-                "yref": f"y{suffix} domain",
-                "x": 0,
-                "y": 1.12,
-                "showarrow": False,
-                "xanchor": "left",
-            }
-        )
     return {"data": data, "layout": layout}

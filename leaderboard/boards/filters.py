@@ -12,11 +12,20 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery
 
 from leaderboard.intake.models import public_rigs_q
-from leaderboard.results.models import Engine, ModelFile, Provenance, Rig, RigGpu, Run, Sample, SpeculativeType
+from leaderboard.results.models import (
+    CONFIGURATION_GROUP,
+    Engine,
+    ModelFile,
+    Provenance,
+    Rig,
+    RigGpu,
+    Run,
+    Sample,
+    SpeculativeType,
+)
 
 # sort key in the URL → (column label, ORDER BY expression). "-key" sorts descending.
 SORTS: dict[str, tuple[str, str]] = {
@@ -115,8 +124,7 @@ def filter_options() -> FilterOptions:
 def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
     """Return ``queryset`` narrowed by a valid form's ``cleaned_data``."""
     if data.get("gpu"):
-        # A subquery, not a join: a rig with two GPU groups must not list its runs twice.
-        queryset = queryset.filter(rig__in=RigGpu.objects.filter(model=data["gpu"]).values("rig"))
+        queryset = queryset.filter(rig__in=rigs_only_with(data["gpu"]))
     if data.get("rig"):
         queryset = queryset.filter(rig__name=data["rig"])
     if data.get("model"):
@@ -150,18 +158,37 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
         # are left out unless asked for (the partial index sample_failed_check_idx).
         queryset = queryset.exclude(Exists(Sample.objects.filter(run=OuterRef("pk"), output_ok=False)))
     if data.get("best"):
-        queryset = _best_of_each_configuration(queryset)
+        queryset = best_of_each_configuration(queryset)
     return queryset
 
 
-def _best_of_each_configuration(queryset: QuerySet[Run]) -> QuerySet[Run]:
-    # The fastest run of each rig × stack × model file × configuration × workload
-    # among the rows already filtered: one pass of a window function, filtered
-    # in place (Django wraps it as a subquery). Not ``pk__in`` a window: joining
-    # ~100k winners back to the runs table cost 2 s at 100k runs, this ~0.1 s.
-    groups = [F("rig_id"), F("stack_id"), F("model_file_id"), F("configuration_id"), F("workload_id")]
-    fastest_first = [F("decode_tokens_per_s_mean").desc(), F("pk").desc()]
-    return queryset.annotate(place=Window(RowNumber(), partition_by=groups, order_by=fastest_first)).filter(place=1)
+def rigs_only_with(gpu: str) -> QuerySet[RigGpu, Any]:
+    """Return the ids of the rigs whose every GPU is the ``gpu`` model, as a subquery.
+
+    A run is ranked under a GPU model only when it must have run on that model: on
+    a rig that mixes models no run says which card ran it (seed 000's runs each used
+    one of a 3090 Ti and a 3090; the article does not say which), so its runs are on
+    the rig's page and the leaderboard, marked "card not stated", not on either GPU's.
+    A subquery, not a join: a rig with two GPU groups must not list its runs twice."""
+    mixed = RigGpu.objects.exclude(model=gpu).values("rig")
+    return RigGpu.objects.filter(model=gpu).exclude(rig__in=mixed).values("rig")
+
+
+def best_of_each_configuration(queryset: QuerySet[Run]) -> QuerySet[Run]:
+    """Return the runs of ``queryset`` that are the fastest (mean decode t/s, ties to
+    the later run) of their rig × stack × model file × configuration × workload among
+    the rows of ``queryset`` itself: the same filters judge the rivals.
+
+    An anti-join, not a window function: "no faster run of my group" is an index
+    probe per run (``run_ranked_group_idx``), so a ranked page of 50 walks the rank
+    index and stops, where a window numbers every filtered run first (0.16 s at
+    100k runs, nearly all of them alone in their group: benchmarks/site_latency.py).
+    The same query on SQLite and PostgreSQL."""
+    faster = Q(decode_tokens_per_s_mean__gt=OuterRef("decode_tokens_per_s_mean")) | Q(
+        decode_tokens_per_s_mean=OuterRef("decode_tokens_per_s_mean"), pk__gt=OuterRef("pk")
+    )
+    rivals = queryset.filter(faster, **{field: OuterRef(field) for field in CONFIGURATION_GROUP})
+    return queryset.exclude(Exists(rivals.order_by()))
 
 
 def _day_start(day: date) -> datetime:

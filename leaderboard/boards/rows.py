@@ -116,6 +116,19 @@ class LeaderboardRow:
     source_key: str = ""
 
     @property
+    def speculative_shown(self) -> str:
+        """Return the speculative type as a cell shows it: '' for none (a bare "None"
+        reads as a missing value)."""
+        return "" if self.speculative_type in ("", SPEC_LABELS[SpeculativeType.NONE]) else self.speculative_type
+
+    @property
+    def card_not_stated(self) -> bool:
+        """Return True on a rig that mixes GPU models (seed 000: an RTX 3090 Ti and an
+        RTX 3090): no run records which card ran it, so none is ranked under one
+        model (``filters.runs_filter``'s GPU filter leaves them out)."""
+        return len(self.gpu_models) > 1
+
+    @property
     def stack(self) -> str:
         return f"{self.engine} {self.build}".strip()
 

@@ -27,10 +27,11 @@ from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
     leaderboard_view,
     rig_board,
+    rigs_mixing,
     rows_by_ids,
     usd_per_kwh_from,
 )
-from leaderboard.boards.selectors.noise import rig_spreads, spreads_for
+from leaderboard.boards.selectors.noise import NOISE_MARGIN_RULE, rig_spreads, spreads_for
 from leaderboard.boards.selectors.published import (
     comparison_detail,
     comparisons_list,
@@ -120,6 +121,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     view = leaderboard_view(params)
     context = _board_context(request, view, scope_title=model, scope_kind="GPU", scope_param="gpu")
     context["llama_bench_places"] = gpu_bench_places(gpu=model)
+    context["mixed_rigs"] = rigs_mixing(gpu=model)
     return render(request, "boards/scoped.html", context)
 
 
@@ -213,6 +215,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
         "usd_per_kwh": price,
         "timelines": timeline_links_for_rig(rig_id=rig_id),
         "spreads": rig_spreads(rig_id=rig_id),
+        "noise_rule": NOISE_MARGIN_RULE,
     }
     return render(request, "boards/rig.html", context)
 
@@ -287,6 +290,8 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "sweep_figure": charts.sweep_figure([chartdata.sweep_series(r) for r in runs]),
         "has_sweeps": any(r.sweep_points.all() for r in runs),
         "any_means_only": any(c.means_only for c in compared),
+        "any_spread": any(c.spread for c in compared),
+        "noise_rule": NOISE_MARGIN_RULE,
         "cv": concurrency_view(runs, request.GET, baseline=baseline),
         "cv_runs": ",".join(str(r.pk) for r in runs),
         "cv_keep": [(k, request.GET[k]) for k in ("baseline", "test") if request.GET.get(k)],

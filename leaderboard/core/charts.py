@@ -4,6 +4,8 @@ the base layout and the escaping of text that enters a figure."""
 from __future__ import annotations
 
 import html
+import math
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -33,3 +35,38 @@ def base_layout(**extra: Any) -> dict[str, Any]:
     }
     layout.update(extra)
     return layout
+
+
+def pane_grid(
+    panes: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], *, columns: int, **extra: Any
+) -> tuple[dict[str, Any], list[str]]:
+    """Return the layout of a grid of independent panes, ``columns`` wide, and each
+    pane's axis suffix ('' for the first, then '2', '3'…) for its traces' ``xaxis``
+    / ``yaxis`` (``"x" + suffix``). ``panes`` are (title HTML, x axis, y axis); each
+    title is set above its pane. ``extra`` layout keys follow the grid's (e.g.
+    ``shapes=[]``). No panes still gives one row, so an empty figure keeps its size."""
+    rows = max(1, math.ceil(len(panes) / columns))
+    layout = base_layout(
+        grid={"rows": rows, "columns": columns, "pattern": "independent", "ygap": 0.45, "xgap": 0.15},
+        height=280 * rows + 60,
+        annotations=[],
+        **extra,
+    )
+    suffixes = []
+    for i, (title, x_axis, y_axis) in enumerate(panes, start=1):
+        suffix = "" if i == 1 else str(i)
+        suffixes.append(suffix)
+        layout[f"xaxis{suffix}"] = x_axis
+        layout[f"yaxis{suffix}"] = y_axis
+        layout["annotations"].append(
+            {
+                "text": title,
+                "xref": f"x{suffix} domain",
+                "yref": f"y{suffix} domain",
+                "x": 0,
+                "y": 1.12,
+                "showarrow": False,
+                "xanchor": "left",
+            }
+        )
+    return layout, suffixes

@@ -18,11 +18,24 @@
       layout.xaxis.ticktext = layout.xaxis.ticktext.map(function (t) { return String(t).split("<br>")[0]; });
     }
     if (layout.grid && layout.grid.columns > 1 && el.clientWidth < 640) {
-      var panes = layout.grid.rows * layout.grid.columns;
+      // One row per pane drawn (an odd count would leave an empty row as a gap above the legend).
+      var panes = Object.keys(layout).filter(function (k) { return /^xaxis\d*$/.test(k); }).length ||
+        layout.grid.rows * layout.grid.columns;
       layout.grid.columns = 1;
       layout.grid.rows = panes;
       layout.grid.ygap = 0.4;
       layout.height = 330 * panes;
+      // The legend just below the last pane, not a fifth of the tall figure's height below it.
+      layout.legend = Object.assign({}, layout.legend, {y: -70 / (layout.height - 80)});
+    }
+    if (el.clientWidth < 640) {
+      // A phone's legend does not wrap: keep a long run label's first parts (the hover has it all).
+      figure.data.forEach(function (trace) {
+        var parts = String(trace.name || "").split(" · ");
+        var name = parts[0];
+        for (var i = 1; i < parts.length && (name + " · " + parts[i]).length <= 40; i++) { name += " · " + parts[i]; }
+        if (name.length < String(trace.name || "").length) { trace.name = name + " …"; }
+      });
     }
     window.Plotly.newPlot(el, figure.data, layout, {responsive: true, displaylogo: false});
     el.setAttribute("data-drawn", "true");

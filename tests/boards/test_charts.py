@@ -103,3 +103,18 @@ def test_the_distribution_figure_jitters_deterministically() -> None:
     assert charts.distributions_figure(series) == charts.distributions_figure(series)
     xs = charts.distributions_figure(series)["data"][0]["x"]
     assert all(-0.2 < x < 0.2 for x in xs) and len(set(xs)) == 3
+
+
+def test_the_pane_grid_gives_each_pane_its_axes_and_title_and_one_row_when_empty() -> None:
+    from leaderboard.core.charts import pane_grid
+
+    panes = [(f"<b>p{i}</b>", {"type": "log"}, {"rangemode": "tozero"}) for i in range(1, 6)]
+    layout, suffixes = pane_grid(panes, columns=2, shapes=[])
+    empty, none = pane_grid([], columns=2)
+
+    assert suffixes == ["", "2", "3", "4", "5"]
+    assert layout["grid"]["rows"] == 3 and layout["height"] == 3 * 280 + 60
+    assert layout["xaxis5"] == {"type": "log"} and "xaxis6" not in layout
+    assert [a["text"] for a in layout["annotations"]] == [p[0] for p in panes]
+    assert layout["annotations"][1]["xref"] == "x2 domain" and layout["shapes"] == []
+    assert none == [] and empty["grid"]["rows"] == 1 and empty["annotations"] == []

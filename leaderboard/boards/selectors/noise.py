@@ -1,6 +1,7 @@
 """Run-to-run noise: where a rig has run one configuration several times, how
-far its run medians spread. A difference between two runs smaller than that
-spread is not evidence that one stack is faster."""
+far its run medians spread. A difference between two runs within that noise
+margin (``NOISE_MARGIN_SDS`` sample standard deviations of the run medians) is
+not evidence that one stack is faster."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from dataclasses import dataclass
 
 from django.db.models import Avg, Count, F, Max, Min, QuerySet, Sum
 
-from leaderboard.results.models import Run, RunStatus, SummarySource
+from leaderboard.results.models import CONFIGURATION_GROUP, Run, RunStatus, SummarySource
 
-GROUP = ("rig_id", "stack_id", "model_file_id", "configuration_id", "workload_id")
+# "Within run-to-run spread" means within this many sample SDs (n − 1) of the run
+# medians (two or more runs): the one rule of the compare view and the rig page.
+NOISE_MARGIN_SDS = 2
+NOISE_MARGIN_RULE = f"{NOISE_MARGIN_SDS} × the sample standard deviation (n − 1) of the run medians"
 
 
 @dataclass(frozen=True)
@@ -32,17 +36,22 @@ class Spread:
     max_median: float
 
     @property
-    def range_pct(self) -> float:
-        """Return max − min of the run medians in percent of their mean."""
-        if not self.mean_of_medians:
-            return 0.0
-        return 100.0 * (self.max_median - self.min_median) / self.mean_of_medians
-
-    @property
     def stdev_pct(self) -> float | None:
         if self.stdev_of_medians is None or not self.mean_of_medians:
             return None
         return 100.0 * self.stdev_of_medians / self.mean_of_medians
+
+    @property
+    def margin_pct(self) -> float | None:
+        """Return the noise margin, ``NOISE_MARGIN_SDS`` × the sample SD of the run
+        medians in percent of their mean; None without an SD (fewer than two runs)."""
+        sd_pct = self.stdev_pct
+        return None if sd_pct is None else NOISE_MARGIN_SDS * sd_pct
+
+    def covers(self, delta_pct: float) -> bool:
+        """Return whether a difference of ``delta_pct`` % is within the noise margin."""
+        margin = self.margin_pct
+        return margin is not None and abs(delta_pct) <= margin
 
     @property
     def key(self) -> tuple[int, int, int, int, int]:
@@ -57,7 +66,7 @@ def sample_sd(*, n: int, mean: float, sum_of_squares: float) -> float:
 def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
     rows = (
         runs.values(
-            *GROUP,
+            *CONFIGURATION_GROUP,
             "stack__engine",
             "stack__build",
             "model_file__name",

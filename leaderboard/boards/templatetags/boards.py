@@ -165,12 +165,25 @@ def _object_url(context: template.Context, name: str, pk: int) -> str:
     return cache[name].replace(str(_PLACEHOLDER_PK), str(int(pk)))
 
 
+CARD_NOT_STATED = (
+    "This rig mixes GPU models and the run does not say which card ran it: "
+    "it is ranked on neither GPU's page, only on the rig's and the leaderboard."
+)
+
+
 def _gpu_links(context: template.Context, row: Any) -> str:
     # Each GPU model links to its page; the rig's summary ("6× RTX 3090") stays the text shown.
     if not row.gpu_models:
         return format_html("{}", row.gpus)
     links = format_html_join(" + ", '<a href="{}" class="gpu-link">{}</a>', ((gpu_url(m), m) for m in row.gpu_models))
-    return format_html('<span title="{}">{}</span>', row.gpus, links)
+    badge = format_html(" {}", card_not_stated_badge()) if row.card_not_stated else ""
+    return format_html('<span title="{}">{}</span>{}', row.gpus, links, badge)
+
+
+@register.simple_tag
+def card_not_stated_badge() -> str:
+    """Return the badge of a run on a rig that mixes GPU models (``LeaderboardRow.card_not_stated``)."""
+    return format_html('<span class="badge card-not-stated" title="{}">card not stated</span>', CARD_NOT_STATED)
 
 
 def gpu_url(model: str) -> str:
@@ -272,8 +285,8 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         if timeline
         else ""
     )
-    spec = row.speculative_type if row.speculative_type not in ("", "None") else ""
-    accept = format_html(" · accept {} %", num(row.acceptance_pct)) if row.acceptance_pct is not None else ""
+    spec = row.speculative_shown
+    accept = format_html(" · accept {}\u00a0%", num(row.acceptance_pct)) if row.acceptance_pct is not None else ""
     return format_html(
         '<td class="pick"><input type="checkbox" name="runs" value="{run_id}" aria-label="compare run {run_id}"></td>'
         '<td class="rank" title="rank on this page\'s ordering">{rank}</td>'

@@ -21,6 +21,7 @@ from leaderboard.results.models.published import (
 )
 from leaderboard.results.models.rigs import Rig, RigGpu, RigToken, gpu_label
 from leaderboard.results.models.runs import (
+    CONFIGURATION_GROUP,
     Provenance,
     Run,
     RunStatus,
@@ -30,6 +31,7 @@ from leaderboard.results.models.runs import (
 )
 
 __all__ = [
+    "CONFIGURATION_GROUP",
     "Architecture",
     "ConcurrencyLevel",
     "ConcurrencyRequest",

@@ -39,6 +39,11 @@ class SummarySource(models.TextChoices):
     NONE = "none", "No figures"
 
 
+# The columns that make two runs "the same configuration on the same rig": run-to-run
+# noise and "best run of each configuration" are taken over runs sharing all five.
+CONFIGURATION_GROUP = ("rig_id", "stack_id", "model_file_id", "configuration_id", "workload_id")
+
+
 class Run(models.Model):
     """One benchmark run: rig × stack × model file × configuration × workload."""
 

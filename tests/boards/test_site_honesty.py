@@ -1,0 +1,141 @@
+"""Issue 12, what was left: the best run of each configuration found by its anti-join
+(checked against a plain reference), a run whose card is not stated kept off the GPU
+pages, and "within run-to-run spread" as 2 × the sample SD of the run medians."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import statistics
+
+import pytest
+from django.test import Client
+
+from leaderboard.boards.filters import best_of_each_configuration
+from leaderboard.boards.selectors.noise import NOISE_MARGIN_SDS
+from leaderboard.results.models import CONFIGURATION_GROUP, Run, Sample
+from leaderboard.results.services.published import published_import
+from tests.fixtures.boards import run_ids_in
+
+pytestmark = pytest.mark.django_db
+
+
+def best_by_reference(runs: list[Run]) -> set[int]:
+    """The plain definition: in each group, the run with the highest (mean decode t/s, id)."""
+    best: dict[tuple[int, ...], Run] = {}
+    for run in runs:
+        key = tuple(getattr(run, field) for field in CONFIGURATION_GROUP)
+        held = best.get(key)
+        if held is None or (run.decode_tokens_per_s_mean, run.pk) > (held.decode_tokens_per_s_mean, held.pk):
+            best[key] = run
+    return {run.pk for run in best.values()}
+
+
+def test_the_best_of_each_configuration_agrees_with_the_plain_definition(board_run) -> None:
+    old = dt.datetime(2026, 1, 5, tzinfo=dt.UTC)
+    runs = [
+        board_run(tps=[100.0]),
+        board_run(tps=[100.0]),  # a tie: the later run wins
+        board_run(tps=[90.0], created_at=old),
+        board_run(tps=[120.0], created_at=old, run={"provenance": "reported"}),
+        board_run(tps=[50.0], ctx=4096),
+        board_run(tps=[55.0], ctx=4096, rig="other-rig"),
+        board_run(tps=[70.0], ctx=4096, rig="other-rig", workload="other-workload"),
+        board_run(tps=[60.0], ctx=4096, engine="vllm"),
+        board_run(tps=[65.0], ctx=4096, engine="vllm", model="Other-Model"),
+    ]
+    base = Run.objects.filter(status="finished", decode_tokens_per_s_mean__isnull=False)
+
+    for narrowed in (
+        base,
+        base.filter(provenance="measured"),  # a filter that removes a group's fastest run
+        base.filter(created_at__gte=old + dt.timedelta(days=1)),
+        base.filter(configuration__ctx_size=4096),
+    ):
+        picked = set(best_of_each_configuration(narrowed).values_list("pk", flat=True))
+        assert picked == best_by_reference(list(narrowed)), narrowed.query
+    measured = set(best_of_each_configuration(base.filter(provenance="measured")).values_list("pk", flat=True))
+    assert runs[1].pk in measured and runs[0].pk not in measured  # a tie goes to the later run
+    assert runs[3].pk in set(best_of_each_configuration(base).values_list("pk", flat=True))
+
+
+def test_best_of_each_leaves_out_a_failed_check_and_keeps_the_next_fastest(client: Client, board_run) -> None:
+    good = board_run(tps=[100.0, 101.0])
+    broken = board_run(tps=[300.0, 301.0])
+    Sample.objects.filter(run=broken, index=1).update(output_ok=False)
+
+    assert run_ids_in(client.get("/?best=on").text) == [good.pk]
+    assert run_ids_in(client.get("/?best=on&failed=on").text) == [broken.pk]
+
+
+def test_seed_000s_runs_are_on_neither_gpu_page_and_say_the_card_is_not_stated(client: Client) -> None:
+    published_import()
+    dual = Run.objects.filter(report_key__startswith="dual-3090-")
+    assert dual.count() == 2
+    rig_id = dual[0].rig_id
+
+    on_3090 = client.get("/gpus/RTX 3090/").text
+    on_3090_ti = client.get("/gpus/RTX 3090 Ti/").text
+    rig = client.get(f"/rigs/{rig_id}/").text
+    board = client.get("/").text
+
+    for run in dual:
+        assert run.pk not in run_ids_in(on_3090) and run.pk not in run_ids_in(on_3090_ti)
+        assert f'href="/runs/{run.pk}/"' in rig and run.pk in run_ids_in(board)
+        row = re.search(rf'value="{run.pk}".*?</tr>', board, re.S).group(0)
+        assert "card not stated" in row
+        assert "card not stated" in client.get(f"/runs/{run.pk}/").text
+    assert "card not stated" in rig
+    # The six-3090 rig has one model of card: its runs stay on the 3090's page, unlabelled.
+    six = Run.objects.filter(report_key__startswith="six-3090-").values_list("pk", flat=True)
+    assert set(six) <= set(run_ids_in(on_3090))
+    assert "card not stated" not in re.search(r"<tbody>(.*?)</tbody>", on_3090, re.S).group(1)
+    for page in (on_3090, on_3090_ti):
+        note = re.search(r'<p class="note" id="mixed-rigs">(.*?)</p>', page, re.S).group(1)
+        assert f'href="/rigs/{rig_id}/"' in note and "card not stated" in note
+
+
+def margin_pct(medians: list[float]) -> float:
+    return NOISE_MARGIN_SDS * statistics.stdev(medians) / statistics.fmean(medians) * 100
+
+
+def test_within_run_to_run_spread_is_two_sample_sds_of_the_run_medians(client: Client, board_run) -> None:
+    medians = [100.0, 101.0, 102.0, 103.0, 104.0]  # range 3.9 %, 2 × SD 3.1 % of the mean
+    runs = [board_run(tps=[m - 0.5, m, m + 0.5]) for m in medians]
+    baseline = runs[2]  # mean 102
+    inside = board_run(tps=[104.5, 105.0, 105.5], build="b1")  # +2.9 %
+    beyond = board_run(tps=[105.1, 105.6, 106.1], build="b2")  # +3.5 %: within the range, not 2 × SD
+
+    html = client.get(f"/compare/?runs={baseline.pk},{inside.pk},{beyond.pk}&baseline={baseline.pk}").text
+
+    verdicts = re.findall(r'<td class="verdict">(.*?)</td>', html, re.S)
+    assert f"±{margin_pct(medians):.1f}%" in verdicts[0] and "n = 5 runs" in verdicts[0]
+    assert "within run-to-run spread" in verdicts[1]
+    assert verdicts[2].strip() == "faster"
+    assert "2 × the sample standard deviation (n − 1) of the run medians" in html
+
+    rig = client.get(f"/rigs/{baseline.rig_id}/").text
+    table = re.search(r'<table class="board" id="noise">(.*?)</table>', rig, re.S).group(1)
+    assert f"±{margin_pct(medians):.1f}%" in table and "Noise margin (2σ)" in table
+    assert "2 × the sample standard deviation (n − 1) of the run medians" in rig
+
+
+def test_two_runs_give_a_margin_and_one_gives_none(client: Client, board_run) -> None:
+    single = board_run(tps=[100.0], rig="lonely")
+    pair = [board_run(tps=[m], rig="pair") for m in (100.0, 110.0)]
+
+    assert 'id="no-noise"' in client.get(f"/rigs/{single.rig_id}/").text
+    table = client.get(f"/rigs/{pair[0].rig_id}/").text
+    assert f"±{margin_pct([100.0, 110.0]):.1f}%" in table  # 2 × 7.07 / 105 = 13.5 %
+
+
+def test_best_of_each_counts_its_rows_up_to_its_own_cap(client: Client, board_run, monkeypatch) -> None:
+    from leaderboard.boards.selectors import leaderboard
+
+    monkeypatch.setattr(leaderboard, "BEST_COUNT_CAP", 2)
+    for ctx in (4096, 8192, 16384):
+        board_run(ctx=ctx)
+
+    assert '<span class="count">3 runs</span>' in client.get("/").text
+    best = client.get("/?best=on&per_page=1").text
+    assert "More than 2 runs" in best and len(run_ids_in(best)) == 1
