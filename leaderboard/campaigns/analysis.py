@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-from scipy import stats as sp_stats
-
+from leaderboard.campaigns.fits import CEILING, PowerFit, best_fit, fit_ceiling, fit_power
+from leaderboard.campaigns.pareto import front_summary, pareto_points
+from runners.campaign.spec import OBJECTIVES
 from runners.campaign.trial import trial_config
 from runners.config import RigConfig, command_line_text
 from runners.stats import significance
@@ -20,14 +20,9 @@ from runners.stats import significance
 ALPHA = 0.05
 # Seed 003's published fit (RTX 3070, 35B MoE; x = GB of the model resident in system
 # RAM, not on the GPU; 42 its "total effective memory budget"): shown as reported.
-SEED_003_FIT = {
-    "form": "a·(C − x)^α",
-    "a": 9.81e-6,
-    "C": 42.0,
-    "alpha": 4.247,
-    "x": "model GB in RAM",
-    "source": "seed 003",
-}
+SEED_003 = PowerFit("model GB in RAM", CEILING, a=9.81e-6, alpha=4.247, alpha_ci=None, r2=None,
+                    adjusted_r2=None, n=770, c=42.0, c_given=True)  # fmt: skip
+SEED_003_FIT = {**SEED_003.as_dict(), "formula": SEED_003.formula(), "source": "seed 003"}
 
 
 class TrialRow(Protocol):
@@ -39,6 +34,7 @@ class TrialRow(Protocol):
     samples: list[Any]
     failure_kind: str
     failure_reason: str
+    log_tail: str
     duration_s: float | None
 
 
@@ -57,7 +53,10 @@ class Analysis:
     best_so_far: list[dict[str, Any]] = field(default_factory=list)
     best: dict[str, Any] | None = None
     effects: list[dict[str, Any]] = field(default_factory=list)
+    highlights: list[str] = field(default_factory=list)
     pareto: list[int] = field(default_factory=list)
+    pareto_points: list[dict[str, Any]] = field(default_factory=list)
+    pareto_summary: list[str] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     boundary: list[str] = field(default_factory=list)
     fits: list[dict[str, Any]] = field(default_factory=list)
@@ -77,7 +76,7 @@ def campaign_analysis(
     spec: Mapping[str, Any], trials: Sequence[TrialRow], *, base: Mapping[str, Any] | None = None
 ) -> Analysis:
     """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict())."""
-    direction = "minimize" if spec.get("objective") == "ttft_ms" else "maximize"
+    direction = OBJECTIVES.get(str(spec.get("objective")), "maximize")
     space: dict[str, list[Any]] = spec.get("space") or {}
     size = math.prod(len(v) for v in space.values()) if space else 0
     budget = int((spec.get("budget") or {}).get("trials") or size)
@@ -100,14 +99,26 @@ def campaign_analysis(
         if base:
             out.command_line, out.server_toml = recommendation(base, best.params)
     out.effects = _effects(space, ok)
-    out.pareto = _pareto(ok, direction)
+    out.highlights = _highlights(out.effects, direction)
+    points = pareto_points(trials, maximize=direction == "maximize")
+    out.pareto = [p.number for p in points if p.on_front]
+    out.pareto_points = [asdict(p) for p in points]
+    out.pareto_summary = front_summary(
+        points, [n for n, v in space.items() if len(v) > 1], str(spec.get("objective") or "")
+    )
     out.failures = [
-        {"number": t.number, "params": t.params, "kind": t.failure_kind, "reason": t.failure_reason[:300]}
+        {
+            "number": t.number,
+            "params": t.params,
+            "kind": t.failure_kind,
+            "reason": t.failure_reason[:300],
+            "log_tail": t.log_tail[-2000:],
+        }
         for t in trials
         if t.state == "failed"
     ]
     out.boundary = _boundary(space, trials)
-    out.fits = [fit for name in space if (fit := power_fit(name, ok)) is not None]
+    out.fits = [fit for name in space if (fit := parameter_fits(name, ok)) is not None]
     return out
 
 
@@ -144,22 +155,19 @@ def _effects(space: Mapping[str, list[Any]], ok: Sequence[TrialRow]) -> list[dic
     return rows
 
 
-def _pareto(ok: Sequence[TrialRow], direction: str) -> list[int]:
-    """Return the numbers of trials no other trial beats on speed, perplexity and VRAM at once."""
-
-    def point(t: TrialRow) -> tuple[float, float, float]:
-        speed = float(t.value or 0.0) * (1 if direction == "maximize" else -1)
-        ppl = t.metrics.get("perplexity")
-        vram = t.metrics.get("vram_peak_mib")
-        return speed, -float(ppl) if ppl is not None else 0.0, -float(vram) if vram is not None else 0.0
-
-    points = {t.number: point(t) for t in ok}
-    front = []
-    for number, p in points.items():
-        dominated = any(all(q[i] >= p[i] for i in range(3)) and q != p for n, q in points.items() if n != number)
-        if not dominated:
-            front.append(number)
-    return sorted(front)
+def _highlights(effects: Sequence[Mapping[str, Any]], direction: str, *, count: int = 3) -> list[str]:
+    """Return sentences for the largest significant effects, harmful first (a
+    "16-thread trap" heads the list when there is one)."""
+    sign = 1 if direction == "maximize" else -1
+    significant = [e for e in effects if e["significant"] and e["effect_pct"] is not None]
+    harmful = sorted((e for e in significant if sign * e["effect_pct"] < 0), key=lambda e: -abs(e["effect_pct"]))
+    helpful = sorted((e for e in significant if sign * e["effect_pct"] > 0), key=lambda e: -abs(e["effect_pct"]))
+    return [
+        f"{e['parameter']} = {e['value']}: {e['effect_pct']:+.0f}% against the other trials' median "
+        f"(p = {e['p_value']:.2g}, {e['n']} trial{'s' if e['n'] != 1 else ''}), "
+        + ("worse" if e in harmful else "better")
+        for e in [*harmful[:count], *helpful[:count]]
+    ]
 
 
 def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> list[str]:
@@ -180,29 +188,28 @@ def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> lis
     return lines
 
 
-def power_fit(name: str, ok: Sequence[TrialRow]) -> dict[str, Any] | None:
-    """Fit y = a·x^α by least squares on logs; return {a, alpha, alpha_ci, r2, points}; None below 3 distinct x."""
+def parameter_fits(name: str, ok: Sequence[TrialRow]) -> dict[str, Any] | None:
+    """Fit the objective over numeric parameter ``name`` in both forms, a·x^α and
+    a·(C − x)^α (C fitted); return the better by adjusted R² with the other under
+    ``alternative`` and the points under ``points``; None when neither form fits
+    (below 3 distinct values, or a value ≤ 0 for a·x^α)."""
     pairs = [
         (float(t.params[name]), float(t.value))
         for t in ok
         if isinstance(t.params.get(name), int | float) and not isinstance(t.params.get(name), bool)
-        and t.value and t.params[name] > 0
+        and t.value is not None and t.value > 0
     ]  # fmt: skip
-    if len({x for x, _ in pairs}) < 3:
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    fits = [f for f in (fit_power(name, xs, ys), fit_ceiling(name, xs, ys)) if f is not None]
+    chosen = best_fit(fits)
+    if chosen is None:
         return None
-    x = np.log([p[0] for p in pairs])
-    y = np.log([p[1] for p in pairs])
-    fit = sp_stats.linregress(x, y)
-    dof = len(pairs) - 2
-    half = float(sp_stats.t.ppf(0.975, dof) * fit.stderr) if dof > 0 else float("nan")
+    others = [f for f in fits if f is not chosen]
     return {
-        "parameter": name,
-        "form": "a·x^α",
-        "a": float(math.exp(fit.intercept)),
-        "alpha": float(fit.slope),
-        "alpha_ci": [float(fit.slope - half), float(fit.slope + half)] if math.isfinite(half) else None,
-        "r2": float(fit.rvalue**2),
-        "points": [{"x": px, "y": py} for px, py in pairs],
+        **chosen.as_dict(),
+        "formula": chosen.formula(),
+        "alternative": {**others[0].as_dict(), "formula": others[0].formula()} if others else None,
+        "points": [{"x": x, "y": y} for x, y in pairs],
     }
 
 
