@@ -84,18 +84,23 @@ def pareto_points(trials: Sequence[ParetoTrial], *, maximize: bool = True) -> li
     ]
 
 
-def front_summary(points: Sequence[ParetoPoint], parameters: Sequence[str], objective: str) -> list[str]:
-    """Return sentences naming what is Pareto-optimal: each front trial with its
-    varied ``parameters`` and three figures, and, when the model file was searched,
-    which files have a trial on the front and which have none."""
+def front_summary(
+    points: Sequence[ParetoPoint], parameters: Sequence[str], objective: str, *, limit: int = 12
+) -> list[str]:
+    """Return sentences naming what is Pareto-optimal: each front trial (the first
+    ``limit`` in the trials' order, then a count of the rest) with its varied
+    ``parameters`` and three figures, and, when the model file was searched, which
+    files have a trial on the front and which have none."""
     front = [p for p in points if p.on_front]
     if not front:
         return []
     lines = [
         f"Trial {p.number} ({', '.join(f'{n}={_file(str(p.params.get(n)))}' for n in parameters) or 'base'}): "
         f"{p.value:.4g} {objective}, perplexity {_figure(p.perplexity)}, peak VRAM {_figure(p.vram_peak_mib, ' MiB')}"
-        for p in front
+        for p in front[:limit]
     ]
+    if len(front) > limit:
+        lines.append(f"… and {len(front) - limit} more trials on the front (marked ◆ in the table).")
     if "model" in parameters:
         files = list(dict.fromkeys(str(p.params.get("model")) for p in points))
         optimal = [f for f in files if any(str(p.params.get("model")) == f for p in front)]

@@ -113,3 +113,35 @@ def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
     assert "Best reported: phase" in page and f"{best:.2f} t/s" in page
     assert "9.81e-6 * (42 - model_size_gb)^4.247" in page
     assert "9.81e-06·(42 − x)^4.247" in page and "neither reproduce nor refute" in page
+
+
+def test_the_page_names_the_pareto_optimal_model_files(make_rig, client):
+    """Three quantizations of one model, seed 003's kind of result: IQ2_M is slower
+    than IQ2_XXS and better in quality (both on the front), Q3_K_M is beaten by
+    IQ2_M on all three axes, and a fast trial whose output check failed stays off."""
+    stored = campaign_create(
+        rig=make_rig(name="pareto-rig"),
+        data={
+            "name": "quantizations",
+            "strategy": "grid",
+            "space": {"model": ["/m/q3_k_m.gguf", "/m/iq2_m.gguf", "/m/iq2_xxs.gguf"], "threads": [8, 16]},
+            "base_config": {"server": {"model": "/m/q3_k_m.gguf", "spec_type": "none"}},
+        },
+    )
+    rows = [
+        ("/m/q3_k_m.gguf", 8, 12.3, 1.3150, 7900, 1.0),
+        ("/m/iq2_m.gguf", 8, 21.6, 1.3138, 7600, 1.0),
+        ("/m/iq2_xxs.gguf", 8, 29.9, 1.3300, 7500, 1.0),
+        ("/m/iq2_xxs.gguf", 16, 35.0, 1.3300, 7400, 0.0),  # fastest, but its answers failed the check
+    ]
+    for number, (model, threads, tps, ppl, vram, ok) in enumerate(rows, 1):
+        trial_record(campaign=stored, data={
+            "number": number, "params": {"model": model, "threads": threads}, "state": "complete",
+            "value": tps, "samples": [tps, tps], "duration_s": 9.0, "measured_s": 3.0,
+            "metrics": {"perplexity": ppl, "vram_peak_mib": vram, "output_ok_fraction": ok},
+        })  # fmt: skip
+    page = client.get(f"/campaigns/{stored.pk}/").content.decode()
+    assert "Pareto-optimal model files: iq2_m.gguf, iq2_xxs.gguf; every trial of q3_k_m.gguf is dominated." in page
+    assert "Trial 2 (model=iq2_m.gguf, threads=8): 21.6 decode_tokens_per_s, perplexity 1.314" in page
+    assert "Trial 4 (" not in page
+    assert "perplexity (lower is better)" in page  # the chart's x axis: every trial has one

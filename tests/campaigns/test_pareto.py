@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.campaigns.analysis import campaign_analysis
-from leaderboard.campaigns.pareto import dominates, pareto_points
+from leaderboard.campaigns.pareto import dominates, front_summary, pareto_points
 
 
 @dataclass
@@ -112,3 +112,11 @@ def test_the_analysis_names_the_front_and_the_dominated_model_files() -> None:
         "Pareto-optimal model files: q3_k_m.gguf, iq2_m.gguf, iq2_xxs.gguf; every trial of iq1_s.gguf is dominated."
     )
     assert [p["number"] for p in analysis.pareto_points] == [1, 2, 3, 4, 5]
+
+
+def test_a_long_front_is_named_up_to_a_limit_then_counted() -> None:
+    # Each faster trial costs more VRAM: all twenty are on the front.
+    trials = [T(i, float(i), perplexity=10.0, vram=1000.0 + i) for i in range(1, 21)]
+    lines = front_summary(pareto_points(trials), [], "decode_tokens_per_s", limit=5)
+    assert len(lines) == 6 and lines[0].startswith("Trial 1 (base): 1 decode_tokens_per_s")
+    assert lines[-1] == "… and 15 more trials on the front (marked ◆ in the table)."
