@@ -73,9 +73,17 @@ def _better(direction: str, a: float, b: float) -> bool:
 
 
 def campaign_analysis(
-    spec: Mapping[str, Any], trials: Sequence[TrialRow], *, base: Mapping[str, Any] | None = None
+    spec: Mapping[str, Any],
+    trials: Sequence[TrialRow],
+    *,
+    base: Mapping[str, Any] | None = None,
+    derived_x: Mapping[str, Mapping[int, float]] | None = None,
 ) -> Analysis:
-    """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict())."""
+    """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict()).
+
+    ``trials`` are the ones to analyse (the caller picks, e.g. search trials only).
+    ``derived_x`` adds fits over figures that are not parameters, by name and trial
+    number (``MODEL_GB_IN_RAM``: what ``model_gb_in_ram`` gives for each trial)."""
     direction = OBJECTIVES.get(str(spec.get("objective")), "maximize")
     space: dict[str, list[Any]] = spec.get("space") or {}
     size = math.prod(len(v) for v in space.values()) if space else 0
@@ -118,7 +126,10 @@ def campaign_analysis(
         if t.state == "failed"
     ]
     out.boundary = _boundary(space, trials)
-    out.fits = [fit for name in space if (fit := parameter_fits(name, ok)) is not None]
+    fits = [fit_points(name, _numeric_pairs(name, ok)) for name in space]
+    for name, by_number in (derived_x or {}).items():
+        fits.append(fit_points(name, [(by_number[t.number], float(t.value or 0)) for t in ok if t.number in by_number]))
+    out.fits = [fit for fit in fits if fit is not None]
     return out
 
 
@@ -188,19 +199,36 @@ def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> lis
     return lines
 
 
-def parameter_fits(name: str, ok: Sequence[TrialRow]) -> dict[str, Any] | None:
-    """Fit the objective over numeric parameter ``name`` in both forms, a·x^α and
-    a·(C − x)^α (C fitted); return the better by adjusted R² with the other under
-    ``alternative`` and the points under ``points``; None when neither form fits
-    (below 3 distinct values, or a value ≤ 0 for a·x^α)."""
-    pairs = [
-        (float(t.params[name]), float(t.value))
-        for t in ok
-        if isinstance(t.params.get(name), int | float) and not isinstance(t.params.get(name), bool)
-        and t.value is not None and t.value > 0
-    ]  # fmt: skip
+MODEL_GB_IN_RAM = "model GB in RAM"
+
+
+def model_gb_in_ram(
+    *, file_size_bytes: int | None, layers: int | None, n_gpu_layers: int | None, has_gpu: bool, tensor_overrides: str
+) -> float | None:
+    """Return the GB (10⁹ bytes) of the model file left in system RAM: all of it
+    without a GPU, else the share of its layers not offloaded (seed 003's x).
+    None when that cannot be told: no size or layer count, n_gpu_layers unset or
+    negative (llama.cpp's "auto"), or ``-ot`` patterns that move tensors by name."""
+    if not file_size_bytes:
+        return None
+    if not has_gpu:
+        return file_size_bytes / 1e9
+    if not layers or n_gpu_layers is None or n_gpu_layers < 0 or tensor_overrides.strip():
+        return None
+    return file_size_bytes / 1e9 * (1 - min(n_gpu_layers, layers) / layers)
+
+
+def fit_points(name: str, pairs: Sequence[tuple[float, float]]) -> dict[str, Any] | None:
+    """Fit ``pairs`` (x, objective) in both forms, a·x^α and a·(C − x)^α (C
+    fitted); return the better by adjusted R² with the other under ``alternative``
+    and the points under ``points``; None when neither form fits (below 3
+    distinct x). a·x^α is fitted to the points with x > 0 only (its ``n`` says
+    how many): n_gpu_layers = 0 is a common point and has no logarithm."""
+    pairs = [(x, y) for x, y in pairs if y > 0]
     xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
-    fits = [f for f in (fit_power(name, xs, ys), fit_ceiling(name, xs, ys)) if f is not None]
+    positive = [(x, y) for x, y in pairs if x > 0]
+    power = fit_power(name, [p[0] for p in positive], [p[1] for p in positive])
+    fits = [f for f in (power, fit_ceiling(name, xs, ys)) if f is not None]
     chosen = best_fit(fits)
     if chosen is None:
         return None
@@ -211,6 +239,15 @@ def parameter_fits(name: str, ok: Sequence[TrialRow]) -> dict[str, Any] | None:
         "alternative": {**others[0].as_dict(), "formula": others[0].formula()} if others else None,
         "points": [{"x": x, "y": y} for x, y in pairs],
     }
+
+
+def _numeric_pairs(name: str, ok: Sequence[TrialRow]) -> list[tuple[float, float]]:
+    return [
+        (float(t.params[name]), float(t.value))
+        for t in ok
+        if isinstance(t.params.get(name), int | float) and not isinstance(t.params.get(name), bool)
+        and t.value is not None
+    ]  # fmt: skip
 
 
 def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[str, str]:

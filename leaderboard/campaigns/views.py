@@ -9,8 +9,9 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.text import slugify
 
-from leaderboard.campaigns.analysis import Analysis, campaign_analysis
+from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
 from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.results.models import Source
@@ -78,15 +79,17 @@ def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
 
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
-    trials = list(campaign.trials.select_related("run"))
-    analysis = campaign_analysis(campaign.spec, trials, base=campaign.base_config)
+    trials = list(campaign.trials.select_related("run__model_file", "run__configuration"))
+    analysis = campaign_analysis(
+        campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}
+    )
     objective = str(campaign.spec.get("objective", ""))
     varied = [name for name, values in campaign.spec.get("space", {}).items() if len(values) > 1]
     figures = [
         ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, objective)),
         ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, trials)),
     ]
-    fits = [(f"fit-{fit['parameter']}", fit, fit_figure(fit, objective)) for fit in analysis.fits]
+    fits = [(f"fit-{slugify(fit['parameter'])}", fit, fit_figure(fit, objective)) for fit in analysis.fits]
     rows = [_row(t, analysis, list(campaign.spec.get("space", {}))) for t in trials]
     return render(
         request,
@@ -103,6 +106,27 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "spec_json": json.dumps(campaign.spec, indent=1),
         },
     )
+
+
+def _gb_in_ram(campaign: Campaign, trials: list[Trial]) -> dict[int, float]:
+    """Return each measured trial's model GB left in system RAM, from its run's
+    model file (size, layers) and configuration (n_gpu_layers, -ot)."""
+    has_gpu = campaign.rig.gpus.exists()
+    out = {}
+    for trial in trials:
+        if trial.run is None:
+            continue
+        model, config = trial.run.model_file, trial.run.configuration
+        x = model_gb_in_ram(
+            file_size_bytes=model.file_size_bytes,
+            layers=model.layers,
+            n_gpu_layers=config.n_gpu_layers,
+            has_gpu=has_gpu,
+            tensor_overrides=config.tensor_overrides,
+        )
+        if x is not None:
+            out[trial.number] = x
+    return out
 
 
 def _row(trial: Trial, analysis: Analysis, parameters: list[str]) -> dict[str, Any]:

@@ -5,11 +5,13 @@ as often as they claim, and seed 003's published phases are refitted honestly.""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, campaign_analysis, model_gb_in_ram
 from leaderboard.campaigns.fits import CEILING, POWER, best_fit, fit_ceiling, fit_power
 
 SEED_003 = {"a": 9.81e-6, "c": 42.0, "alpha": 4.247}
@@ -122,3 +124,52 @@ def test_seed_003s_published_phases_do_not_pin_down_its_alpha() -> None:
         alphas[q3_k_m_gb] = fit.alpha
     assert all(alpha > SEED_003["alpha"] for alpha in alphas.values()), alphas
     assert max(alphas.values()) - min(alphas.values()) > 1.5, alphas
+
+
+def test_model_gb_in_ram_is_the_share_of_the_file_not_offloaded() -> None:
+    common = {"file_size_bytes": 9_600_000_000, "layers": 40, "tensor_overrides": ""}
+    assert model_gb_in_ram(**common, n_gpu_layers=27, has_gpu=True) == pytest.approx(9.6 * 13 / 40)
+    assert model_gb_in_ram(**common, n_gpu_layers=99, has_gpu=True) == 0.0
+    assert model_gb_in_ram(**common, n_gpu_layers=27, has_gpu=False) == pytest.approx(9.6)
+    assert model_gb_in_ram(**common, n_gpu_layers=-1, has_gpu=True) is None  # llama.cpp's "auto"
+    assert model_gb_in_ram(**common, n_gpu_layers=None, has_gpu=True) is None
+    assert model_gb_in_ram(**{**common, "tensor_overrides": "exps=CPU"}, n_gpu_layers=27, has_gpu=True) is None
+    assert model_gb_in_ram(**{**common, "layers": None}, n_gpu_layers=27, has_gpu=True) is None
+
+
+@dataclass
+class _Trial:
+    number: int
+    params: dict
+    value: float
+    state: str = "complete"
+    metrics: dict = field(default_factory=dict)
+    samples: list = field(default_factory=list)
+    failure_kind: str = ""
+    failure_reason: str = ""
+    log_tail: str = ""
+    duration_s: float | None = None
+
+
+def test_the_analysis_fits_the_objective_over_the_model_gb_left_in_ram() -> None:
+    """An n_gpu_layers sweep of one 20 GB, 40-layer file on seed 003's curve: the
+    analysis fits over n_gpu_layers and over the derived GB in RAM, and the
+    latter comes back in seed 003's form with its α."""
+    rng = np.random.default_rng(11)
+    trials, in_ram = [], {}
+    for number, layers_on_gpu in enumerate(range(0, 41, 4), 1):
+        x = model_gb_in_ram(file_size_bytes=20_000_000_000, layers=40, n_gpu_layers=layers_on_gpu, has_gpu=True,
+                            tensor_overrides="")  # fmt: skip
+        assert x is not None
+        in_ram[number] = x
+        speed = SEED_003["a"] * (SEED_003["c"] - x) ** SEED_003["alpha"] * float(np.exp(rng.normal(0, 0.02)))
+        trials.append(_Trial(number, {"n_gpu_layers": layers_on_gpu}, speed))
+    spec = {"objective": "decode_tokens_per_s", "space": {"n_gpu_layers": list(range(0, 41, 4))}}
+    analysis = campaign_analysis(spec, trials, derived_x={MODEL_GB_IN_RAM: in_ram})
+    fits = {fit["parameter"]: fit for fit in analysis.fits}
+    assert set(fits) == {"n_gpu_layers", MODEL_GB_IN_RAM}
+    ram = fits[MODEL_GB_IN_RAM]
+    assert ram["form"] == CEILING and ram["n"] == 11
+    assert ram["alpha_ci"][0] <= SEED_003["alpha"] <= ram["alpha_ci"][1]
+    assert ram["alternative"] is not None and ram["alternative"]["form"] == POWER
+    assert fits["n_gpu_layers"]["points"][0] == {"x": 0.0, "y": trials[0].value}
