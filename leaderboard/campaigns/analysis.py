@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-import numpy as np
-from scipy import stats as sp_stats
-
+from leaderboard.campaigns.fits import CEILING, PowerFit, best_fit, fit_ceiling, fit_power
+from leaderboard.campaigns.pareto import front_summary, pareto_points
 from runners.campaign.confirm import confirmation_summary
 from runners.campaign.search import best_feasible, is_search
+from runners.campaign.spec import OBJECTIVES
 from runners.campaign.trial import trial_config
 from runners.config import RigConfig, command_line_text
 from runners.stats import significance
@@ -22,14 +22,9 @@ from runners.stats import significance
 ALPHA = 0.05
 # Seed 003's published fit (RTX 3070, 35B MoE; x = GB of the model resident in system
 # RAM, not on the GPU; 42 its "total effective memory budget"): shown as reported.
-SEED_003_FIT = {
-    "form": "a·(C − x)^α",
-    "a": 9.81e-6,
-    "C": 42.0,
-    "alpha": 4.247,
-    "x": "model GB in RAM",
-    "source": "seed 003",
-}
+SEED_003 = PowerFit("model GB in RAM", CEILING, a=9.81e-6, alpha=4.247, alpha_ci=None, r2=None,
+                    adjusted_r2=None, n=770, c=42.0, c_given=True)  # fmt: skip
+SEED_003_FIT = {**SEED_003.as_dict(), "formula": SEED_003.formula(), "source": "seed 003"}
 
 
 class TrialRow(Protocol):
@@ -41,6 +36,7 @@ class TrialRow(Protocol):
     samples: list[Any]
     failure_kind: str
     failure_reason: str
+    log_tail: str
     duration_s: float | None
 
 
@@ -59,7 +55,10 @@ class Analysis:
     best_so_far: list[dict[str, Any]] = field(default_factory=list)
     best: dict[str, Any] | None = None
     effects: list[dict[str, Any]] = field(default_factory=list)
+    highlights: list[str] = field(default_factory=list)
     pareto: list[int] = field(default_factory=list)
+    pareto_points: list[dict[str, Any]] = field(default_factory=list)
+    pareto_summary: list[str] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     boundary: list[str] = field(default_factory=list)
     fits: list[dict[str, Any]] = field(default_factory=list)
@@ -78,12 +77,20 @@ def _better(direction: str, a: float, b: float) -> bool:
 
 
 def campaign_analysis(
-    spec: Mapping[str, Any], trials: Sequence[TrialRow], *, base: Mapping[str, Any] | None = None
+    spec: Mapping[str, Any],
+    trials: Sequence[TrialRow],
+    *,
+    base: Mapping[str, Any] | None = None,
+    derived_x: Mapping[str, Mapping[int, float]] | None = None,
 ) -> Analysis:
-    """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict())."""
+    """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict()).
+
+    ``trials`` are the ones to analyse (the caller picks, e.g. search trials only).
+    ``derived_x`` adds fits over figures that are not parameters, by name and trial
+    number (``MODEL_GB_IN_RAM``: what ``model_gb_in_ram`` gives for each trial)."""
     confirmation = confirmation_summary(spec, trials)
     trials = [t for t in trials if is_search(t)]  # the search's figures never count the confirmation run
-    direction = "minimize" if spec.get("objective") == "ttft_ms" else "maximize"
+    direction = OBJECTIVES.get(str(spec.get("objective")), "maximize")
     space: dict[str, list[Any]] = spec.get("space") or {}
     size = math.prod(len(v) for v in space.values()) if space else 0
     budget = int((spec.get("budget") or {}).get("trials") or size)
@@ -107,14 +114,29 @@ def campaign_analysis(
         if base:
             out.command_line, out.server_toml = recommendation(base, chosen.params)
     out.effects = _effects(space, ok)
-    out.pareto = _pareto(ok, direction)
+    out.highlights = _highlights(out.effects, direction)
+    points = pareto_points(trials, maximize=direction == "maximize")
+    out.pareto = [p.number for p in points if p.on_front]
+    out.pareto_points = [asdict(p) for p in points]
+    out.pareto_summary = front_summary(
+        points, [n for n, v in space.items() if len(v) > 1], str(spec.get("objective") or "")
+    )
     out.failures = [
-        {"number": t.number, "params": t.params, "kind": t.failure_kind, "reason": t.failure_reason[:300]}
+        {
+            "number": t.number,
+            "params": t.params,
+            "kind": t.failure_kind,
+            "reason": t.failure_reason[:300],
+            "log_tail": t.log_tail[-2000:],
+        }
         for t in trials
         if t.state == "failed"
     ]
     out.boundary = _boundary(space, trials)
-    out.fits = [fit for name in space if (fit := power_fit(name, ok)) is not None]
+    fits = [fit_points(name, _numeric_pairs(name, ok)) for name in space]
+    for name, by_number in (derived_x or {}).items():
+        fits.append(fit_points(name, [(by_number[t.number], float(t.value or 0)) for t in ok if t.number in by_number]))
+    out.fits = [fit for fit in fits if fit is not None]
     out.confirmation = confirmation
     return out
 
@@ -152,22 +174,19 @@ def _effects(space: Mapping[str, list[Any]], ok: Sequence[TrialRow]) -> list[dic
     return rows
 
 
-def _pareto(ok: Sequence[TrialRow], direction: str) -> list[int]:
-    """Return the numbers of trials no other trial beats on speed, perplexity and VRAM at once."""
-
-    def point(t: TrialRow) -> tuple[float, float, float]:
-        speed = float(t.value or 0.0) * (1 if direction == "maximize" else -1)
-        ppl = t.metrics.get("perplexity")
-        vram = t.metrics.get("vram_peak_mib")
-        return speed, -float(ppl) if ppl is not None else 0.0, -float(vram) if vram is not None else 0.0
-
-    points = {t.number: point(t) for t in ok}
-    front = []
-    for number, p in points.items():
-        dominated = any(all(q[i] >= p[i] for i in range(3)) and q != p for n, q in points.items() if n != number)
-        if not dominated:
-            front.append(number)
-    return sorted(front)
+def _highlights(effects: Sequence[Mapping[str, Any]], direction: str, *, count: int = 3) -> list[str]:
+    """Return sentences for the largest significant effects, harmful first (a
+    "16-thread trap" heads the list when there is one)."""
+    sign = 1 if direction == "maximize" else -1
+    significant = [e for e in effects if e["significant"] and e["effect_pct"] is not None]
+    harmful = sorted((e for e in significant if sign * e["effect_pct"] < 0), key=lambda e: -abs(e["effect_pct"]))
+    helpful = sorted((e for e in significant if sign * e["effect_pct"] > 0), key=lambda e: -abs(e["effect_pct"]))
+    return [
+        f"{e['parameter']} = {e['value']}: {e['effect_pct']:+.0f}% against the other trials' median "
+        f"(p = {e['p_value']:.2g}, {e['n']} trial{'s' if e['n'] != 1 else ''}), "
+        + ("worse" if e in harmful else "better")
+        for e in [*harmful[:count], *helpful[:count]]
+    ]
 
 
 def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> list[str]:
@@ -188,30 +207,55 @@ def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> lis
     return lines
 
 
-def power_fit(name: str, ok: Sequence[TrialRow]) -> dict[str, Any] | None:
-    """Fit y = a·x^α by least squares on logs; return {a, alpha, alpha_ci, r2, points}; None below 3 distinct x."""
-    pairs = [
+MODEL_GB_IN_RAM = "model GB in RAM"
+
+
+def model_gb_in_ram(
+    *, file_size_bytes: int | None, layers: int | None, n_gpu_layers: int | None, has_gpu: bool, tensor_overrides: str
+) -> float | None:
+    """Return the GB (10⁹ bytes) of the model file left in system RAM: all of it
+    without a GPU, else the share of its layers not offloaded (seed 003's x).
+    None when that cannot be told: no size or layer count, n_gpu_layers unset or
+    negative (llama.cpp's "auto"), or ``-ot`` patterns that move tensors by name."""
+    if not file_size_bytes:
+        return None
+    if not has_gpu:
+        return file_size_bytes / 1e9
+    if not layers or n_gpu_layers is None or n_gpu_layers < 0 or tensor_overrides.strip():
+        return None
+    return file_size_bytes / 1e9 * (1 - min(n_gpu_layers, layers) / layers)
+
+
+def fit_points(name: str, pairs: Sequence[tuple[float, float]]) -> dict[str, Any] | None:
+    """Fit ``pairs`` (x, objective) in both forms, a·x^α and a·(C − x)^α (C
+    fitted); return the better by adjusted R² with the other under ``alternative``
+    and the points under ``points``; None when neither form fits (below 3
+    distinct x). a·x^α is fitted to the points with x > 0 only (its ``n`` says
+    how many): n_gpu_layers = 0 is a common point and has no logarithm."""
+    pairs = [(x, y) for x, y in pairs if y > 0]
+    xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+    positive = [(x, y) for x, y in pairs if x > 0]
+    power = fit_power(name, [p[0] for p in positive], [p[1] for p in positive])
+    fits = [f for f in (power, fit_ceiling(name, xs, ys)) if f is not None]
+    chosen = best_fit(fits)
+    if chosen is None:
+        return None
+    others = [f for f in fits if f is not chosen]
+    return {
+        **chosen.as_dict(),
+        "formula": chosen.formula(),
+        "alternative": {**others[0].as_dict(), "formula": others[0].formula()} if others else None,
+        "points": [{"x": x, "y": y} for x, y in pairs],
+    }
+
+
+def _numeric_pairs(name: str, ok: Sequence[TrialRow]) -> list[tuple[float, float]]:
+    return [
         (float(t.params[name]), float(t.value))
         for t in ok
         if isinstance(t.params.get(name), int | float) and not isinstance(t.params.get(name), bool)
-        and t.value and t.params[name] > 0
+        and t.value is not None
     ]  # fmt: skip
-    if len({x for x, _ in pairs}) < 3:
-        return None
-    x = np.log([p[0] for p in pairs])
-    y = np.log([p[1] for p in pairs])
-    fit = sp_stats.linregress(x, y)
-    dof = len(pairs) - 2
-    half = float(sp_stats.t.ppf(0.975, dof) * fit.stderr) if dof > 0 else float("nan")
-    return {
-        "parameter": name,
-        "form": "a·x^α",
-        "a": float(math.exp(fit.intercept)),
-        "alpha": float(fit.slope),
-        "alpha_ci": [float(fit.slope - half), float(fit.slope + half)] if math.isfinite(half) else None,
-        "r2": float(fit.rvalue**2),
-        "points": [{"x": px, "y": py} for px, py in pairs],
-    }
 
 
 def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[str, str]:

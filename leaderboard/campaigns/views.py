@@ -3,17 +3,19 @@ effects, Pareto front, failure boundary, fit, recommendation)."""
 
 from __future__ import annotations
 
-import html
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.text import slugify
 
-from leaderboard.campaigns.analysis import Analysis, campaign_analysis
+from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
+from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.results.models import Source
+from runners.campaign.spec import OBJECTIVES
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:
@@ -36,6 +38,7 @@ class ReportedTrial:
     samples: list[Any] = field(default_factory=list)
     failure_kind: str = ""
     failure_reason: str = ""
+    log_tail: str = ""
     duration_s: float | None = None
 
 
@@ -62,23 +65,32 @@ def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
     return render(
         request,
         "campaigns/reported.html",
-        {"source": source, "trials": trials, "analysis": analysis, "figure": figure, "fits": source.fits.all()},
+        {
+            "source": source,
+            "trials": trials,
+            "analysis": analysis,
+            "figure": figure,
+            "fits": source.fits.all(),
+            # The fit in the campaign pages' notation is seed 003's own.
+            "seed_003": source.key.startswith("003"),
+        },
     )
 
 
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
-    trials = list(campaign.trials.select_related("run"))
-    analysis = campaign_analysis(campaign.spec, trials, base=campaign.base_config)
+    trials = list(campaign.trials.select_related("run__model_file", "run__configuration"))
+    analysis = campaign_analysis(
+        campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}
+    )
+    objective = str(campaign.spec.get("objective", ""))
+    varied = [name for name, values in campaign.spec.get("space", {}).items() if len(values) > 1]
     figures = [
-        ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, campaign.spec.get("objective", ""))),
+        ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, objective)),
         ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, [t for t in trials if t.role == "search"])),
-        *[
-            (f"fit-{fit['parameter']}", f"Power-law fit over {fit['parameter']}", fit_figure(fit))
-            for fit in analysis.fits
-        ],
     ]
-    rows = [_row(t, analysis) for t in trials]
+    fits = [(f"fit-{slugify(fit['parameter'])}", fit, fit_figure(fit, objective)) for fit in analysis.fits]
+    rows = [_row(t, analysis, list(campaign.spec.get("space", {}))) for t in trials]
     return render(
         request,
         "campaigns/detail.html",
@@ -88,86 +100,43 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "rows": rows,
             "parameters": list(campaign.spec.get("space", {})),
             "figures": figures,
+            "fits": fits,
+            "pareto_figure": pareto_figure(analysis, objective, varied),
+            "direction": OBJECTIVES.get(objective, "maximize"),
             "spec_json": json.dumps(campaign.spec, indent=1),
         },
     )
 
 
-def _row(trial: Trial, analysis: Analysis) -> dict[str, Any]:
+def _gb_in_ram(campaign: Campaign, trials: list[Trial]) -> dict[int, float]:
+    """Return each measured trial's model GB left in system RAM, from its run's
+    model file (size, layers) and configuration (n_gpu_layers, -ot)."""
+    has_gpu = campaign.rig.gpus.exists()
+    out = {}
+    for trial in trials:
+        if trial.run is None:
+            continue
+        model, config = trial.run.model_file, trial.run.configuration
+        x = model_gb_in_ram(
+            file_size_bytes=model.file_size_bytes,
+            layers=model.layers,
+            n_gpu_layers=config.n_gpu_layers,
+            has_gpu=has_gpu,
+            tensor_overrides=config.tensor_overrides,
+        )
+        if x is not None:
+            out[trial.number] = x
+    return out
+
+
+def _row(trial: Trial, analysis: Analysis, parameters: list[str]) -> dict[str, Any]:
+    # One cell per parameter of the space, in the header's order (a trial's own
+    # params may be ordered differently, or lack one).
     return {
         "trial": trial,
-        "params": [trial.params.get(name) for name in trial.params],
+        "params": [trial.params.get(name) for name in parameters],
         "perplexity": trial.metrics.get("perplexity"),
         "vram": trial.metrics.get("vram_peak_mib"),
         "pareto": trial.number in analysis.pareto,
         "best": analysis.best is not None and analysis.best["number"] == trial.number,
     }
-
-
-def best_so_far_figure(analysis: Analysis, objective: str) -> dict[str, Any]:
-    xs = [p["number"] for p in analysis.best_so_far]
-    return {
-        "data": [
-            {"type": "scatter", "mode": "markers", "name": "trial", "x": xs,
-             "y": [p["value"] for p in analysis.best_so_far], "marker": {"color": "#1f77b4"}},
-            {"type": "scatter", "mode": "lines", "name": "best so far", "x": xs,
-             "y": [p["best"] for p in analysis.best_so_far], "line": {"shape": "hv", "color": "#d62728"}},
-        ],  # fmt: skip
-        "layout": {"xaxis": {"title": {"text": "trial"}}, "yaxis": {"title": {"text": html.escape(objective)}},
-                   "margin": {"l": 60, "r": 20, "t": 20, "b": 50}, "legend": {"orientation": "h", "y": -0.25}},
-    }  # fmt: skip
-
-
-def parallel_figure(spec: dict[str, Any], trials: list[Trial]) -> dict[str, Any]:
-    """Return one line per trial across the parameters' axes (each value at its place in
-    the space's list) and the objective; failed trials dashed at the objective's floor.
-    Drawn with scatter lines: the vendored basic bundle has no parcoords."""
-    space: dict[str, list[Any]] = spec.get("space", {})
-    names = list(space)
-    values = [t.value for t in trials if t.value is not None]
-    low, high = (min(values), max(values)) if values else (0.0, 1.0)
-    span = (high - low) or 1.0
-    data = []
-    for trial in trials[:300]:
-        ys = [space[n].index(trial.params[n]) / max(len(space[n]) - 1, 1) if trial.params.get(n) in space[n] else None
-              for n in names]  # fmt: skip
-        ys.append((trial.value - low) / span if trial.value is not None else 0.0)
-        share = (trial.value - low) / span if trial.value is not None else None
-        color = (
-            "#999999"
-            if share is None
-            else f"rgb({int(40 + 200 * share)},{int(80 * (1 - share))},{int(200 * (1 - share))})"
-        )
-        hover = html.escape(f"trial {trial.number}: {trial.value if trial.value is not None else trial.state} "
-                            + ", ".join(f"{n}={trial.params.get(n)}" for n in names))  # fmt: skip
-        data.append({
-            "type": "scatter", "mode": "lines+markers", "x": [*names, spec.get("objective", "objective")], "y": ys,
-            "line": {"color": color, "dash": "solid" if share is not None else "dot", "width": 1.5},
-            "hovertext": hover, "hoverinfo": "text", "showlegend": False,
-        })  # fmt: skip
-    return {
-        "data": data,
-        "layout": {"yaxis": {"title": {"text": "place in the list (objective: low → high)"}, "range": [-0.05, 1.05]},
-                   "margin": {"l": 60, "r": 20, "t": 20, "b": 80}},
-    }  # fmt: skip
-
-
-def _shade(share: float) -> str:
-    """Return a colour from blue (the slowest trial) to red (the fastest)."""
-    return f"rgb({int(40 + 200 * share)},{int(80 * (1 - share))},{int(200 * (1 - share))})"
-
-
-def fit_figure(fit: dict[str, Any]) -> dict[str, Any]:
-    xs = sorted({p["x"] for p in fit["points"]})
-    curve_x = [xs[0] + (xs[-1] - xs[0]) * i / 50 for i in range(51)]
-    return {
-        "data": [
-            {"type": "scatter", "mode": "markers", "name": "trials", "x": [p["x"] for p in fit["points"]],
-             "y": [p["y"] for p in fit["points"]]},
-            {"type": "scatter", "mode": "lines", "name": f"a·x^α, α = {fit['alpha']:.3g}", "x": curve_x,
-             "y": [fit["a"] * x ** fit["alpha"] for x in curve_x]},
-        ],  # fmt: skip
-        "layout": {"xaxis": {"title": {"text": html.escape(fit["parameter"])}},
-                   "yaxis": {"title": {"text": "objective"}},
-                   "margin": {"l": 60, "r": 20, "t": 20, "b": 50}, "legend": {"orientation": "h", "y": -0.25}},
-    }  # fmt: skip

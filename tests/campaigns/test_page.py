@@ -1,6 +1,8 @@
 """The campaign page in Debian's Chromium at desktop and phone width: progress,
-best-so-far chart, a sortable trial table, failures with their cause, the fit
-beside seed 003's published one, and the recommendation's command line."""
+best-so-far chart, parallel coordinates, a sortable trial table, failures with
+their cause and log tail, the fit drawn over its points beside seed 003's
+published one, the Pareto chart with its front named, and the recommendation's
+command line; no console error, no sideways scroll at 390 px."""
 
 from __future__ import annotations
 
@@ -54,6 +56,22 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
     page.wait_for_selector("#best-so-far-chart .main-svg", timeout=15000)
     page.wait_for_selector("#fit-threads-chart .main-svg", timeout=15000)
     page.wait_for_selector("#parallel-chart .main-svg", timeout=15000)
+    page.wait_for_selector("#pareto-chart .main-svg", timeout=15000)
+    for chart in ("best-so-far", "parallel", "fit-threads", "pareto"):
+        box = page.locator(f"#{chart}-chart").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (chart, box)
+    # The fit: its formula and R² in words, its curve drawn over the points (two traces at least).
+    fit = page.locator("li.fit[data-parameter='threads']").inner_text()
+    assert "R² = " in fit and "n = 5" in fit and ("(C − x)^" in fit or "·x^" in fit)
+    assert page.locator("#fit-threads-chart .scatterlayer .trace").count() >= 2
+    published = page.locator(".published-fit").inner_text()
+    assert "9.81e-06·(42 − x)^4.247" in published and "cannot refit" in published
+    # The Pareto front: only trial 4 (8 threads) — same perplexity, no VRAM, fastest —
+    # named in words and labelled with its parameters on the chart.
+    assert page.locator("ul.pareto-summary li").first.inner_text().startswith("Trial 4 (threads=8, ctx_size=2048)")
+    assert "threads=8" in (page.locator("#pareto-chart .textpoint").first.text_content() or "")
+    assert page.locator("table.trials tr.trial-pareto").count() == 1
+    assert "failed to allocate buffer" in (page.locator("details.log-tail").text_content() or "")
     assert "out_of_memory" in page.locator("ul.failures").inner_text()
     assert page.locator(".failure-boundary").inner_text().startswith("ctx_size ≥ 20000000 failed (out_of_memory)")
     assert "9.81e-06" in page.locator(".published-fit").inner_text()
@@ -63,6 +81,7 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
     trap = page.locator("table.effects tbody tr").filter(has=page.locator("td:nth-child(2)", has_text="16"))
     assert trap.count() == 1 and "effect-significant" in (trap.get_attribute("class") or "")
     assert float(trap.locator("td").nth(4).inner_text()) < -80
+    assert page.locator("ul.effect-highlights li").first.inner_text().startswith("threads = 16: -")
 
     # Sort by the objective column, best first.
     objective = page.locator("table.trials thead th", has_text="decode_tokens_per_s")
@@ -75,6 +94,8 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 1, f"the page scrolls sideways by {overflow} px at {width} px"
     page.screenshot(path=str(screenshot_dir / f"campaign-{width}.png"), full_page=True)
+    for chart in ("pareto", "fit-threads"):
+        page.locator(f"#{chart}-chart").screenshot(path=str(screenshot_dir / f"campaign-{width}-{chart}.png"))
 
 
 def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
@@ -91,3 +112,36 @@ def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
     best = max(e.decode_tokens_per_s for e in source.experiments.all() if e.decode_tokens_per_s is not None)
     assert "Best reported: phase" in page and f"{best:.2f} t/s" in page
     assert "9.81e-6 * (42 - model_size_gb)^4.247" in page
+    assert "9.81e-06·(42 − x)^4.247" in page and "neither reproduce nor refute" in page
+
+
+def test_the_page_names_the_pareto_optimal_model_files(make_rig, client):
+    """Three quantizations of one model, seed 003's kind of result: IQ2_M is slower
+    than IQ2_XXS and better in quality (both on the front), Q3_K_M is beaten by
+    IQ2_M on all three axes, and a fast trial whose output check failed stays off."""
+    stored = campaign_create(
+        rig=make_rig(name="pareto-rig"),
+        data={
+            "name": "quantizations",
+            "strategy": "grid",
+            "space": {"model": ["/m/q3_k_m.gguf", "/m/iq2_m.gguf", "/m/iq2_xxs.gguf"], "threads": [8, 16]},
+            "base_config": {"server": {"model": "/m/q3_k_m.gguf", "spec_type": "none"}},
+        },
+    )
+    rows = [
+        ("/m/q3_k_m.gguf", 8, 12.3, 1.3150, 7900, 1.0),
+        ("/m/iq2_m.gguf", 8, 21.6, 1.3138, 7600, 1.0),
+        ("/m/iq2_xxs.gguf", 8, 29.9, 1.3300, 7500, 1.0),
+        ("/m/iq2_xxs.gguf", 16, 35.0, 1.3300, 7400, 0.0),  # fastest, but its answers failed the check
+    ]
+    for number, (model, threads, tps, ppl, vram, ok) in enumerate(rows, 1):
+        trial_record(campaign=stored, data={
+            "number": number, "params": {"model": model, "threads": threads}, "state": "complete",
+            "value": tps, "samples": [tps, tps], "duration_s": 9.0, "measured_s": 3.0,
+            "metrics": {"perplexity": ppl, "vram_peak_mib": vram, "output_ok_fraction": ok},
+        })  # fmt: skip
+    page = client.get(f"/campaigns/{stored.pk}/").content.decode()
+    assert "Pareto-optimal model files: iq2_m.gguf, iq2_xxs.gguf; every trial of q3_k_m.gguf is dominated." in page
+    assert "Trial 2 (model=iq2_m.gguf, threads=8): 21.6 decode_tokens_per_s, perplexity 1.314" in page
+    assert "Trial 4 (" not in page
+    assert "perplexity (lower is better)" in page  # the chart's x axis: every trial has one
