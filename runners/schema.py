@@ -42,6 +42,7 @@ from runners.schema_types import (
     UUIDString,
     Whole,
     fail,
+    field_errors,
     final,
     one_of,
 )
@@ -418,3 +419,13 @@ def validated(model: type[Payload], data: Any, *, limits: Limits | None = None) 
 
 def _not_an_object(data: Any) -> str:
     return f"Invalid data. Expected a dictionary, but got {type(data).__name__}."
+
+
+def payload_problems(payload: Any, *, limits: Limits | None = None) -> dict[str, list[str]]:
+    """Return what the service would refuse in the run ``payload`` the runner built
+    (``{"samples.3.ttft_ms": ["why"]}``), {} when it would take it."""
+    try:
+        validated(RunCreateInput, payload, limits=limits)
+    except ValidationError as exc:
+        return field_errors(exc)
+    return {}
