@@ -21,8 +21,8 @@ from leaderboard.results.api.serializers import outputs
 from leaderboard.results.api.views.base import ApiMixin
 from leaderboard.results.models import RigToken, Run
 from leaderboard.results.services.append import run_append
-from leaderboard.results.services.lookup import attach_prefetched
 from leaderboard.results.services.runs import RunCreateResult, run_create_measured
+from leaderboard.results.speedups.prefetch import attach_prefetched
 from runners import schema
 
 _ERRORS = {
