@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, extend_schema_view
 from rest_framework import exceptions, generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -138,54 +138,54 @@ def _owned_run(request: Request, run_uuid: UUID) -> Run:
     return run
 
 
-def _open_run_update(request: Request, run_uuid: UUID, model: type[schema.RunAppendInput]) -> Response:
+class OpenRunUpdateApi(ApiMixin, APIView):
     """Add the body's samples and sweep points to the request's own open run
     and, when the body has a status (the finish), close it; answer the run's
-    detail. The append and the finish differ only in their input."""
-    run = _owned_run(request, run_uuid)
-    data = payload_validated(model, request.data)
-    run_append(
-        run=run,
-        samples=data["samples"],
-        sweep_points=data["sweep_points"],
-        concurrency_levels=data["concurrency_levels"],
-        status=data.get("status"),
-        failure_reason=data.get("failure_reason") or "",
-        server_log_tail=data.get("server_log_tail"),
-        finished_at=data.get("finished_at"),
-        fingerprint=data.get("fingerprint"),
-        extra=data.get("extra"),
+    detail. The append and the finish differ only in their input (``payload``)."""
+
+    payload: type[schema.RunAppendInput] = schema.RunAppendInput
+
+    def post(self, request: Request, uuid: UUID) -> Response:
+        run = _owned_run(request, uuid)
+        data = payload_validated(self.payload, request.data)
+        run_append(
+            run=run,
+            samples=data["samples"],
+            sweep_points=data["sweep_points"],
+            concurrency_levels=data["concurrency_levels"],
+            status=data.get("status"),
+            failure_reason=data.get("failure_reason") or "",
+            server_log_tail=data.get("server_log_tail"),
+            finished_at=data.get("finished_at"),
+            fingerprint=data.get("fingerprint"),
+            extra=data.get("extra"),
+        )
+        return Response(_detail(uuid))
+
+
+def _open_run_schema(operation_id: str, payload: type[schema.RunAppendInput], conflict: str) -> Any:
+    return extend_schema_view(
+        post=extend_schema(
+            operation_id=operation_id,
+            request=payload,
+            responses={
+                200: outputs.RunDetailOutputSerializer,
+                409: OpenApiResponse(description=conflict),
+                **_ERRORS,
+            },
+        )
     )
-    return Response(_detail(run_uuid))
 
 
-class RunAppendApi(ApiMixin, APIView):
+@_open_run_schema("runs_samples_create", schema.RunAppendInput, "The run is not running.")
+class RunAppendApi(OpenRunUpdateApi):
     """Append samples and sweep points to a running run; stored indexes are skipped."""
 
-    @extend_schema(
-        operation_id="runs_samples_create",
-        request=schema.RunAppendInput,
-        responses={
-            200: outputs.RunDetailOutputSerializer,
-            409: OpenApiResponse(description="The run is not running."),
-            **_ERRORS,
-        },
-    )
-    def post(self, request: Request, uuid: UUID) -> Response:
-        return _open_run_update(request, uuid, schema.RunAppendInput)
+    payload = schema.RunAppendInput
 
 
-class RunFinishApi(ApiMixin, APIView):
+@_open_run_schema("runs_finish_create", schema.RunFinishInput, "The run already ended with another status.")
+class RunFinishApi(OpenRunUpdateApi):
     """Close a running run as finished, failed or aborted, keeping every sample it has."""
 
-    @extend_schema(
-        operation_id="runs_finish_create",
-        request=schema.RunFinishInput,
-        responses={
-            200: outputs.RunDetailOutputSerializer,
-            409: OpenApiResponse(description="The run already ended with another status."),
-            **_ERRORS,
-        },
-    )
-    def post(self, request: Request, uuid: UUID) -> Response:
-        return _open_run_update(request, uuid, schema.RunFinishInput)
+    payload = schema.RunFinishInput
