@@ -250,7 +250,7 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.results.models.runs.RunStatus.choices",
-        "RunEndStatusEnum": "leaderboard.results.api.serializers.inputs.RUN_END_STATUS_CHOICES",
+        "RunEndStatusEnum": "leaderboard.results.api.payloads.RUN_END_STATUS_CHOICES",
         "JobStatusEnum": "leaderboard.jobs.models.JobStatus.choices",
     },
 }

@@ -35,6 +35,7 @@ from runners.config import ConfigError, RigConfig
 from runners.fingerprint import capture
 from runners.payload import build_payload
 from runners.power import PowerMonitor
+from runners.schema import payload_problems
 from runners.server import AttachedServer, LlamaServer, ServerHandle
 from runners.stats import acceptance_pct, summarize
 from runners.suite import SuiteResult, run_suite
@@ -252,6 +253,11 @@ class _Measurement:
         payload = self._payload(self.server, self.started or finished, finished, log_tail, power_reason)
         if interrupted:
             payload["extra"]["interrupted"] = True
+        problems = payload_problems(payload) if client is not None else {}  # --no-post: no rig named
+        if problems:
+            # Delivered all the same: the service's answer decides, and a refused run is kept
+            # in spool/rejected/ with it; this says why before the round trip does.
+            logger.warning("the service will refuse this run: %s", problems)
         return payload
 
     def _measure(self, server: ServerHandle, monitor: PowerMonitor, session: requests.Session) -> None:

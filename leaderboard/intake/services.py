@@ -1,8 +1,8 @@
 """llama-bench import: a whole file becomes measured runs, all of them or none.
 
 The parsing (llama-bench's formats → run payloads) is runners.llamabench, shared
-with the rig side; this module validates each payload with the same serializer
-``POST /api/runs/`` uses and stores the runs in one transaction."""
+with the rig side; this module validates each payload with the run payload's one
+definition (runners/schema.py), as ``POST /api/runs/`` does, and stores the runs in one transaction."""
 
 from __future__ import annotations
 
@@ -12,12 +12,10 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from leaderboard.core.api.errors import flatten_errors
-from leaderboard.results.api.serializers import fast
-from leaderboard.results.api.serializers.inputs import RunInputSerializer
+from leaderboard.results.api.payloads import payload_checked
 from leaderboard.results.models import Rig, Run
 from leaderboard.results.services.runs import run_create_measured
-from runners import llamabench
+from runners import llamabench, schema
 from runners.llamabench import LlamaBenchError
 
 
@@ -45,17 +43,12 @@ def llama_bench_validated(*, text: str, rig_name: str, fmt: str | None = None, n
     errors: dict[str, list[str]] = {}
     validated = []
     for row, payload in zip(rows, llamabench.row_payloads(rows, rig=rig_name, notes=notes), strict=True):
-        # The compiled validator POST /api/runs/ uses, and the serializer when it is unsure.
-        plain = fast.validated_or_none(RunInputSerializer, payload)
-        if plain is not None:
-            validated.append(plain)
-            continue
-        serializer = RunInputSerializer(data=payload)
-        if serializer.is_valid():
-            validated.append(serializer.validated_data)
-        else:
-            for path, messages in flatten_errors(serializer.errors).items():
-                errors[f"rows.{row.position}.{path}"] = messages
+        # The run payload's one definition, as POST /api/runs/ checks it.
+        data, row_errors = payload_checked(schema.RunCreateInput, payload)
+        if data is not None:
+            validated.append(data)
+        for path, messages in row_errors.items():
+            errors[f"rows.{row.position}.{path}"] = messages
     if errors:
         raise LlamaBenchError(errors)
     return validated

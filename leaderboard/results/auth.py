@@ -17,9 +17,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from leaderboard.results.db import prepared_cursor
 from leaderboard.results.models import Rig, RigToken
 from leaderboard.results.models.rigs import hash_token
+from leaderboard.results.speedups.cursor import prepared_cursor
 
 # Writing last_used_at on every request would turn each read-heavy retry loop
 # into a write; a minute is precise enough to spot a dead or leaked token.
@@ -43,7 +43,7 @@ def token_with_rig(*, key_hash: str) -> RigToken | None:
     """Return the RigToken with ``key_hash`` and its rig (revoked or not), or None.
 
     Every rig request starts here: one constant statement, prepared by the
-    server (results/db.py), instead of the ORM compiling the same join each time.
+    server (results/speedups/cursor.py), instead of the ORM compiling the same join each time.
     Elsewhere than PostgreSQL (the SQLite default), the ORM: its converters
     turn SQLite's stored text back into date-times."""
     if connection.vendor != "postgresql":

@@ -7,8 +7,8 @@ from django.core.management import call_command
 
 from leaderboard.results import selectors
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.serializers.compiled import compiled
 from leaderboard.results.models import Run
+from leaderboard.results.speedups.outputs import compiled
 from tests.fixtures.api import api_run_payload, post_json
 
 pytestmark = pytest.mark.django_db

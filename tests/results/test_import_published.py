@@ -271,6 +271,25 @@ def test_it_refuses_a_bad_file_and_stores_nothing(tmp_path):
     assert Run.objects.count() == 0
 
 
+def test_it_checks_figures_as_the_api_checks_a_measured_run(tmp_path):
+    """The report's run parts go through the run payload's one definition
+    (runners/schema.py): the API's bounds and types, named by report and field."""
+    data = copy.deepcopy(DATA)
+    report = next(r for r in data["reports"] if r["runs"])
+    report["model"]["layers"] = "forty"
+
+    with pytest.raises(PublishedDataError) as raised:
+        published_import(path=_write(tmp_path, data))
+    message = str(raised.value)
+    assert f"report {report['id']}: model.layers: A number is required, not a string." in message
+    assert sum(_row_counts().values()) == 0
+
+    report["model"]["layers"] = None
+    report["runs"][0]["decode_tokens_per_s"] = 1_000_000  # t/s: a unit bug, as the API sees it
+    with pytest.raises(PublishedDataError, match=r"runs\.0\.decode_tokens_per_s_server: Ensure this value is less"):
+        published_import(path=_write(tmp_path, data))
+
+
 def test_it_leaves_a_rig_a_runner_uses_as_it_is(make_rig):
     rig = make_rig(name="Olares One", gpus=[("RTX 5090 Laptop GPU", 1)])
     RigToken.issue(rig=rig)

@@ -1,4 +1,4 @@
-"""The ingest's one-statement PostgreSQL lookup (results/services/lookup.py)
+"""The ingest's one-statement PostgreSQL lookup (results/speedups/lookup.py)
 agrees with its plain ORM reference, row by row and field by field."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.forms.models import model_to_dict
 
 from leaderboard.results.models import Configuration, ModelFile, Stack, Workload
 from leaderboard.results.services.catalog import configuration_key, model_file_key, stack_key, workload_key
-from leaderboard.results.services.lookup import ingest_lookup, ingest_lookup_orm
+from leaderboard.results.speedups.lookup import ingest_lookup, ingest_lookup_orm
 from tests.fixtures.data import run_payload
 
 pytestmark = pytest.mark.django_db

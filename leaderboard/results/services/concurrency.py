@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leaderboard.results.models import ConcurrencyLevel, ConcurrencyRequest, Run
-from leaderboard.results.services.lookup import attach_prefetched
+from leaderboard.results.speedups.prefetch import attach_prefetched
 from runners.distribution import LevelStats, level_stats
 
 _LEVEL_INPUT = ("concurrency", "n_requests", "wall_s", "energy_j", "power_w_mean", "draft_n", "draft_n_accepted")

@@ -26,12 +26,9 @@ from leaderboard.results.models import (
     RigGpu,
     Run,
     RunStatus,
-    Sample,
     Stack,
-    SweepPoint,
     Workload,
 )
-from leaderboard.results.services import ingest_sql
 from leaderboard.results.services.append import run_append, run_closed_for_silence
 from leaderboard.results.services.catalog import (
     catalog_get_or_create,
@@ -43,8 +40,10 @@ from leaderboard.results.services.catalog import (
 from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sample_objects, sweep_objects
 from leaderboard.results.services.keys import comparison_key
-from leaderboard.results.services.lookup import attach_prefetched, ingest_lookup
 from leaderboard.results.services.summary import run_summary_apply
+from leaderboard.results.speedups.ingest_sql import run_rows_store
+from leaderboard.results.speedups.lookup import ingest_lookup
+from leaderboard.results.speedups.prefetch import attach_prefetched
 
 
 @dataclass(frozen=True)
@@ -143,7 +142,7 @@ MEASURED_RUN_FIELDS = (
 
 
 def run_create_measured(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult:
-    """Store a validated run payload (``RunInputSerializer``'s data) as a measured run of ``rig``.
+    """Store a validated run payload (``runners.schema.validated(RunCreateInput, …)``) as a measured run of ``rig``.
 
     The one mapping from the payload to ``run_create``, shared by the API, the
     llama-bench import and ``manage.py import_runs``. Reported results never come
@@ -239,12 +238,7 @@ def _run_create_atomic(
     sample_objs = sample_objects(new_run, samples)
     sweep_objs = sweep_objects(new_run, sweep_points)
     run_summary_apply(run=new_run, samples=sample_objs, sweep_points=sweep_objs)
-    if ingest_sql.applies():
-        ingest_sql.run_rows_insert(run=new_run, samples=sample_objs, points=sweep_objs)
-    else:
-        new_run.save()
-        Sample.objects.bulk_create(sample_objs)
-        SweepPoint.objects.bulk_create(sweep_objs)
+    run_rows_store(run=new_run, samples=sample_objs, points=sweep_objs)
     # In the order the detail lists them (Sample/SweepPoint Meta.ordering; NULL depths last).
     attach_prefetched(new_run, "samples", sorted(sample_objs, key=lambda s: s.index))
     attach_prefetched(

@@ -1,1 +1,1 @@
-"""Serializers shared by the API views: inputs (what a rig sends) and outputs (what everyone reads)."""
+"""Serializers shared by the API views: what everyone reads (outputs); what a rig sends is runners/schema.py."""

@@ -11,10 +11,12 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from runners.schema_types import json_type
+
 
 def _reject_non_numbers(field: serializers.Field, data: Any) -> None:
     if isinstance(data, bool) or not isinstance(data, (int, float)):
-        raise serializers.ValidationError(f"A number is required, not {_json_type(data)}.")
+        raise serializers.ValidationError(f"A number is required, not {json_type(data)}.")
 
 
 class NumberField(serializers.FloatField):
@@ -52,7 +54,7 @@ class StrictCharField(serializers.CharField):
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
-            raise serializers.ValidationError(f"A string is required, not {_json_type(data)}.")
+            raise serializers.ValidationError(f"A string is required, not {json_type(data)}.")
         return super().to_internal_value(data)
 
 
@@ -61,7 +63,7 @@ class StrictBooleanField(serializers.BooleanField):
 
     def to_internal_value(self, data: Any) -> bool:
         if not isinstance(data, bool):
-            raise serializers.ValidationError(f"A boolean (true or false) is required, not {_json_type(data)}.")
+            raise serializers.ValidationError(f"A boolean (true or false) is required, not {json_type(data)}.")
         return data
 
 
@@ -70,7 +72,7 @@ class StrictUUIDField(serializers.UUIDField):
 
     def to_internal_value(self, data: Any) -> Any:
         if not isinstance(data, str):
-            raise serializers.ValidationError(f"A UUID string is required, not {_json_type(data)}.")
+            raise serializers.ValidationError(f"A UUID string is required, not {json_type(data)}.")
         return super().to_internal_value(data)
 
 
@@ -83,7 +85,7 @@ class AwareDateTimeField(serializers.DateTimeField):
 
     def to_internal_value(self, value: Any) -> Any:
         if not isinstance(value, str):
-            raise serializers.ValidationError(f"A datetime string is required, not {_json_type(value)}.")
+            raise serializers.ValidationError(f"A datetime string is required, not {json_type(value)}.")
         try:
             parsed = parse_datetime(value)
         except ValueError:
@@ -91,20 +93,3 @@ class AwareDateTimeField(serializers.DateTimeField):
         if parsed is not None and parsed.tzinfo is None:
             raise serializers.ValidationError("The datetime needs a time zone, e.g. 2026-11-21T21:00:00Z or +02:00.")
         return super().to_internal_value(value)
-
-
-def _json_type(value: Any) -> str:
-    """Return the JSON name of a parsed value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__

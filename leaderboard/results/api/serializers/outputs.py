@@ -13,7 +13,6 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from leaderboard.results.api.serializers.compiled import compiled
 from leaderboard.results.models import (
     ConcurrencyLevel,
     ConcurrencyRequest,
@@ -33,6 +32,7 @@ from leaderboard.results.models import (
     Workload,
 )
 from leaderboard.results.services import summary
+from leaderboard.results.speedups.outputs import compiled
 
 
 def represent(serializer_class: Any, instance: Any) -> Any:
@@ -42,7 +42,7 @@ def represent(serializer_class: Any, instance: Any) -> Any:
     A ModelSerializer builds its fields from the model on every instantiation
     (≈ 5 ms for a run's nested detail); built once, the fields are only read
     while representing, so they are shared by requests and threads; compiled
-    (serializers/compiled.py), they represent a run's detail in a third of DRF's time."""
+    (results/speedups/outputs.py), they represent a run's detail in a third of DRF's time."""
     return compiled(serializer_class)(instance)
 
 

@@ -7,21 +7,23 @@ from uuid import UUID
 
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
-from rest_framework import exceptions, generics, serializers, status
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, extend_schema_view
+from rest_framework import exceptions, generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
+from leaderboard.results.api.payloads import payload_validated
 from leaderboard.results.api.permissions import token_rig_name
-from leaderboard.results.api.serializers import fast, inputs, outputs
+from leaderboard.results.api.serializers import outputs
 from leaderboard.results.api.views.base import ApiMixin
 from leaderboard.results.models import RigToken, Run
 from leaderboard.results.services.append import run_append
-from leaderboard.results.services.lookup import attach_prefetched
 from leaderboard.results.services.runs import RunCreateResult, run_create_measured
+from leaderboard.results.speedups.prefetch import attach_prefetched
+from runners import schema
 
 _ERRORS = {
     400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),
@@ -81,13 +83,9 @@ class RunListApi(ApiMixin, generics.ListAPIView):
 class RunCreateApi(ApiMixin, APIView):
     """Submit a run (finished, failed, or opened as running) with its samples and sweep points."""
 
-    @extend_schema_serializer(component_name="RunCreateInput")
-    class InputSerializer(inputs.RunInputSerializer):
-        pass
-
     @extend_schema(
         operation_id="runs_create",
-        request=InputSerializer,
+        request=schema.RunCreateInput,
         responses={
             201: outputs.RunDetailOutputSerializer,
             200: OpenApiResponse(outputs.RunDetailOutputSerializer, description="Already stored (same uuid)."),
@@ -103,11 +101,7 @@ class RunCreateApi(ApiMixin, APIView):
             raise exceptions.PermissionDenied(
                 f"This token belongs to rig {token.rig.name!r}; it cannot submit runs for rig {claimed!r}."
             )
-        data = fast.validated_or_none(self.InputSerializer, request.data)
-        if data is None:  # invalid, or unusual: the serializer decides and names the fields
-            serializer = self.InputSerializer(data=request.data)
-            serializer.is_valid(raise_exception=True)
-            data = serializer.validated_data
+        data = payload_validated(schema.RunCreateInput, request.data)
         result = run_create_measured(rig=token.rig, data=data)
         if result.created:
             return Response(_created_detail(result), status=status.HTTP_201_CREATED)
@@ -144,64 +138,54 @@ def _owned_run(request: Request, run_uuid: UUID) -> Run:
     return run
 
 
-def _open_run_update(request: Request, run_uuid: UUID, serializer_class: type[serializers.Serializer]) -> Response:
+class OpenRunUpdateApi(ApiMixin, APIView):
     """Add the body's samples and sweep points to the request's own open run
     and, when the body has a status (the finish), close it; answer the run's
-    detail. The append and the finish differ only in their input."""
-    run = _owned_run(request, run_uuid)
-    serializer = serializer_class(data=request.data)
-    serializer.is_valid(raise_exception=True)
-    data = serializer.validated_data
-    run_append(
-        run=run,
-        samples=data["samples"],
-        sweep_points=data["sweep_points"],
-        concurrency_levels=data["concurrency_levels"],
-        status=data.get("status"),
-        failure_reason=data.get("failure_reason") or "",
-        server_log_tail=data.get("server_log_tail"),
-        finished_at=data.get("finished_at"),
-        fingerprint=data.get("fingerprint"),
-        extra=data.get("extra"),
+    detail. The append and the finish differ only in their input (``payload``)."""
+
+    payload: type[schema.RunAppendInput] = schema.RunAppendInput
+
+    def post(self, request: Request, uuid: UUID) -> Response:
+        run = _owned_run(request, uuid)
+        data = payload_validated(self.payload, request.data)
+        run_append(
+            run=run,
+            samples=data["samples"],
+            sweep_points=data["sweep_points"],
+            concurrency_levels=data["concurrency_levels"],
+            status=data.get("status"),
+            failure_reason=data.get("failure_reason") or "",
+            server_log_tail=data.get("server_log_tail"),
+            finished_at=data.get("finished_at"),
+            fingerprint=data.get("fingerprint"),
+            extra=data.get("extra"),
+        )
+        return Response(_detail(uuid))
+
+
+def _open_run_schema(operation_id: str, payload: type[schema.RunAppendInput], conflict: str) -> Any:
+    return extend_schema_view(
+        post=extend_schema(
+            operation_id=operation_id,
+            request=payload,
+            responses={
+                200: outputs.RunDetailOutputSerializer,
+                409: OpenApiResponse(description=conflict),
+                **_ERRORS,
+            },
+        )
     )
-    return Response(_detail(run_uuid))
 
 
-class RunAppendApi(ApiMixin, APIView):
+@_open_run_schema("runs_samples_create", schema.RunAppendInput, "The run is not running.")
+class RunAppendApi(OpenRunUpdateApi):
     """Append samples and sweep points to a running run; stored indexes are skipped."""
 
-    @extend_schema_serializer(component_name="RunAppendInput")
-    class InputSerializer(inputs.RunAppendInputSerializer):
-        pass
-
-    @extend_schema(
-        operation_id="runs_samples_create",
-        request=InputSerializer,
-        responses={
-            200: outputs.RunDetailOutputSerializer,
-            409: OpenApiResponse(description="The run is not running."),
-            **_ERRORS,
-        },
-    )
-    def post(self, request: Request, uuid: UUID) -> Response:
-        return _open_run_update(request, uuid, self.InputSerializer)
+    payload = schema.RunAppendInput
 
 
-class RunFinishApi(ApiMixin, APIView):
+@_open_run_schema("runs_finish_create", schema.RunFinishInput, "The run already ended with another status.")
+class RunFinishApi(OpenRunUpdateApi):
     """Close a running run as finished, failed or aborted, keeping every sample it has."""
 
-    @extend_schema_serializer(component_name="RunFinishInput")
-    class InputSerializer(inputs.RunFinishInputSerializer):
-        pass
-
-    @extend_schema(
-        operation_id="runs_finish_create",
-        request=InputSerializer,
-        responses={
-            200: outputs.RunDetailOutputSerializer,
-            409: OpenApiResponse(description="The run already ended with another status."),
-            **_ERRORS,
-        },
-    )
-    def post(self, request: Request, uuid: UUID) -> Response:
-        return _open_run_update(request, uuid, self.InputSerializer)
+    payload = schema.RunFinishInput

@@ -1,8 +1,8 @@
 """``manage.py import_runs --rig NAME FILE…``: store runs the runner wrote with ``--output``.
 
 Each file holds one run payload (docs/api.md), as ``python -m runners run --no-post
---output FILE`` writes it; it is validated by the serializer ``POST /api/runs/``
-uses and stored as a measured run of the rig, idempotently (the run's uuid).
+--output FILE`` writes it; it is validated as ``POST /api/runs/`` validates it
+(runners/schema.py) and stored as a measured run of the rig, idempotently (the run's uuid).
 ``--create-rig`` registers a rig with no GPUs (a CPU rig) when the name is new."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.core.api.errors import flatten_errors
 from leaderboard.core.errors import ApplicationError
-from leaderboard.results.api.serializers.inputs import RunInputSerializer
+from leaderboard.results.api.payloads import payload_checked
 from leaderboard.results.models import Rig
 from leaderboard.results.services.rigs import rig_create
 from leaderboard.results.services.runs import run_create_measured
+from runners import schema
 
 
 class Command(BaseCommand):
@@ -50,12 +50,12 @@ class Command(BaseCommand):
                 payload = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"{path}: not a run JSON file ({exc})") from exc
-            serializer = RunInputSerializer(data={**payload, "rig": rig.name})
-            if not serializer.is_valid():
-                problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in flatten_errors(serializer.errors).items())
+            data, errors = payload_checked(schema.RunCreateInput, {**payload, "rig": rig.name})
+            if data is None:
+                problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items())
                 raise CommandError(f"{path}: {problems}")
             try:
-                result = run_create_measured(rig=rig, data=serializer.validated_data)
+                result = run_create_measured(rig=rig, data=data)
             except ApplicationError as exc:
                 raise CommandError(f"{path}: {exc}") from exc
             verb = "stored" if result.created else "already stored"

@@ -13,6 +13,8 @@ Mapping decisions (the file's wording → Rigboard's columns):
 - with per-run rows the summary is computed from them (``summary_source='samples'``); without,
   the article's summary is stored (``'published'``), or none at all when it printed none.
 - sizes printed in GB are stored as bytes with GB = 10⁹.
+- the run parts (stack, model file, configuration, workload, per-run rows, sweep points) are
+  checked by the run payload's one definition (runners/schema.py), as a measured run is.
 - every report is also kept verbatim in ``Run.extra['published']['report']`` (per-report rig
   and stack notes, technique.other, a month-only date, …), so nothing in the file is lost.
 """
@@ -26,6 +28,8 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import Field, ValidationError
+
 from leaderboard.results.models import (
     Architecture,
     Engine,
@@ -35,6 +39,8 @@ from leaderboard.results.models import (
     SpeculativeType,
     SummarySource,
 )
+from runners import schema
+from runners.schema_types import field_errors
 
 FORMAT = "published-results/1"
 # Part of every report's content hash: bump it when the mapping below changes, so the next
@@ -105,12 +111,6 @@ def read_count(value: Any, where: str) -> int | None:
     return value
 
 
-def read_flag(value: Any, where: str) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    raise PublishedDataError(f"{where}: expected true, false or null, got {value!r}")
-
-
 def read_choice(table: Mapping[str, str], value: Any, default: str, where: str) -> str:
     """Return ``table``'s value for ``value`` (case-insensitive), ``default`` for null;
     raise PublishedDataError for a value the table does not know."""
@@ -136,14 +136,84 @@ def first_given(values: Iterable[Any]) -> Any:
     return next((v for v in values if v not in (None, "")), None)
 
 
+class ReportedSweepPoint(schema.SweepPointInput):
+    """A sweep point as an article printed it: an article that prints only '198K' gives
+    no token count, and none is invented, so ``ctx_tokens`` may be null here (the
+    point is stored with its label)."""
+
+    ctx_tokens: schema.Whole | None = Field(default=None, ge=0, le=schema.MAX_TOKENS)  # type: ignore[assignment]
+
+
+# The run payload's parts (runners/schema.py) → what the file calls them, for messages.
+_FILE_PARTS = {"stack": "stack", "model_file": "model", "configuration": "config", "workload": "workload"}
+
+
+def _checked(part: type[schema.Payload], data: dict[str, Any], where: str) -> dict[str, Any]:
+    """Return ``data`` validated by the run payload's definition of ``part`` (the
+    bounds, lengths and choices a measured run meets), numbers as printed; raise
+    PublishedDataError naming each bad field."""
+    try:
+        checked = schema.validated(part, data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{where}.{path}: {' '.join(why)}" for path, why in field_errors(exc).items())
+        raise PublishedDataError(problems) from None
+    # A figure keeps the form the article printed it in (27, not 27.0): the stored
+    # configurations' hashes, and so the catalog rows, stay those of earlier imports.
+    return {
+        name: data[name] if type(data.get(name)) is int and type(value) is float and value == data[name] else value
+        for name, value in checked.items()
+    }
+
+
+def _run_samples(report: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    samples = []
+    for position, row in enumerate(report["runs"]):
+        # The article's per-run figure is what the author's llama-server (or script)
+        # printed, not a client-side wall-clock measurement, so it is the server column.
+        sample = {
+            "index": row["run"],
+            "decode_tokens_per_s_server": row["decode_tokens_per_s"],
+            "draft_n": row.get("draft_n"),
+            "draft_n_accepted": row.get("draft_accepted"),
+        }
+        samples.append(_checked(schema.SampleInput, sample, f"{where}: runs.{position}"))
+    return samples
+
+
+def _run_sweep_points(report: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    sweep_points = []
+    for position, point in enumerate(report["context_sweep"]):
+        pw = f"{where}: context_sweep.{position}"
+        note_parts = [read_text(point.get("note"), f"{pw}.note")]
+        delta = read_number(point.get("delta_vs_baseline_pct"), f"{pw}.delta_vs_baseline_pct")
+        if delta is not None:
+            note_parts.append(f"delta_vs_baseline_pct: {delta:+g}")
+        values = {
+            "ctx_tokens": point.get("ctx_tokens"),
+            "ctx_label": point.get("ctx_label"),
+            "prefill_tokens_per_s": point.get("prefill_tokens_per_s"),
+            "decode_tokens_per_s": point.get("decode_tokens_per_s"),
+            "ttft_ms": point.get("ttft_ms"),
+            "power_w": point.get("power_w"),
+            "tokens_per_kwh": point.get("decode_tokens_per_kwh"),
+            "note": "; ".join(p for p in note_parts if p),
+        }
+        sweep_points.append(_checked(ReportedSweepPoint, values, pw))
+    return sweep_points
+
+
 def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: Source) -> dict[str, Any]:
-    """Return run_create's keyword arguments (all but ``rig``) for one report."""
+    """Return run_create's keyword arguments (all but ``rig``) for one report.
+
+    The mapping (the file's names and units → Rigboard's) is here; the values are
+    checked by the run payload's one definition (runners/schema.py), as a measured
+    run's are, part by part."""
     rid = report["id"]
     where = f"report {rid}"
     stack, model, technique = report["stack"], report["model"], report["technique"]
     config, workload, summary = report["config"], report["workload"], report["summary"]
     sampling = config.get("sampling") or {}
-    kv_cache = read_text(technique.get("kv_cache_type"), f"{where}: technique.kv_cache_type")
+    kv_cache = technique.get("kv_cache_type")
     file_size_gb = read_number(model.get("file_size_gb"), f"{where}: model.file_size_gb")
     tensor_split = config.get("tensor_split")
     engine = read_choice(ENGINES, stack.get("engine"), Engine.OTHER, f"{where}: stack.engine")
@@ -155,45 +225,6 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
         # Warmup printed in words ('none beyond model load') is not a repetition count.
         description = f"{description} Warmup: {warmup}.".strip()
         warmup = None
-
-    samples = []
-    for row in report["runs"]:
-        row_where = f"{where}: runs[{row.get('run')}]"
-        drafted = read_count(row.get("draft_n"), f"{row_where}.draft_n")
-        accepted = read_count(row.get("draft_accepted"), f"{row_where}.draft_accepted")
-        if drafted is not None and accepted is not None and accepted > drafted:
-            raise PublishedDataError(f"{row_where}: draft_accepted {accepted} > draft_n {drafted}")
-        samples.append(
-            {
-                "index": read_count(row["run"], f"{row_where}.run"),
-                # The article's per-run figure is what the author's llama-server (or script)
-                # printed, not a client-side wall-clock measurement, so it is the server column.
-                "decode_tokens_per_s_server": read_number(row["decode_tokens_per_s"], f"{row_where}.decode"),
-                "draft_n": drafted,
-                "draft_n_accepted": accepted,
-            }
-        )
-
-    sweep_points = []
-    for point in report["context_sweep"]:
-        pw = f"{where}: context_sweep[{point.get('ctx_label')}]"
-        note_parts = [read_text(point.get("note"), f"{pw}.note")]
-        delta = read_number(point.get("delta_vs_baseline_pct"), f"{pw}.delta_vs_baseline_pct")
-        if delta is not None:
-            note_parts.append(f"delta_vs_baseline_pct: {delta:+g}")
-        values = {
-            "ctx_tokens": read_count(point.get("ctx_tokens"), f"{pw}.ctx_tokens"),
-            "ctx_label": read_text(point.get("ctx_label"), f"{pw}.ctx_label"),
-            "prefill_tokens_per_s": read_number(point.get("prefill_tokens_per_s"), f"{pw}.prefill_tokens_per_s"),
-            "decode_tokens_per_s": read_number(point.get("decode_tokens_per_s"), f"{pw}.decode_tokens_per_s"),
-            "ttft_ms": read_number(point.get("ttft_ms"), f"{pw}.ttft_ms"),
-            "power_w": read_number(point.get("power_w"), f"{pw}.power_w"),
-            "tokens_per_kwh": read_number(point.get("decode_tokens_per_kwh"), f"{pw}.decode_tokens_per_kwh"),
-            "note": "; ".join(p for p in note_parts if p),
-        }
-        # An article that prints only '198K' gives no token count, and none is
-        # invented: such a point is stored with ctx_tokens null and its label.
-        sweep_points.append(values)
 
     run: dict[str, Any] = {
         "uuid": report_run_uuid(rid),
@@ -211,6 +242,7 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
             "workload_prompt_summary": read_text(workload.get("prompt_summary"), f"{where}: prompt_summary"),
         },
     }
+    samples = _run_samples(report, where)
     if not samples:
         published = {
             col: read_number(summary.get(name), f"{where}: summary.{name}") for name, col in SUMMARY_COLUMNS.items()
@@ -218,66 +250,78 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
         if any(v is not None for v in published.values()):
             run.update(published, summary_source=SummarySource.PUBLISHED)
 
-    return {
+    parts = {
         "stack": {
             "engine": engine,
-            "build": read_text(stack.get("build"), f"{where}: stack.build"),
+            "build": stack.get("build"),
             "build_flags": " ".join(stack.get("build_flags") or []),
-            "image": read_text(stack.get("image"), f"{where}: stack.image"),
-            # Stack rows are shared; the 'other' row is the bucket for 'engine not stated',
-            # which no one article's note describes (each run keeps its own in extra).
-            "notes": stack_notes if engine != Engine.OTHER else "",
+            "image": stack.get("image"),
         },
         "model_file": {
-            "name": read_text(model["name"], f"{where}: model.name"),
-            "repo": read_text(model.get("repo"), f"{where}: model.repo"),
+            "name": model["name"],
+            "repo": model.get("repo"),
             "architecture": read_choice(
                 ARCHITECTURES, model.get("architecture"), Architecture.UNKNOWN, f"{where}: model.architecture"
             ),
-            "total_params_b": read_number(model.get("total_params_b"), f"{where}: model.total_params_b"),
-            "active_params_b": read_number(model.get("active_params_b"), f"{where}: model.active_params_b"),
-            "experts_total": read_count(model.get("experts_total"), f"{where}: model.experts_total"),
-            "experts_active": read_count(model.get("experts_active"), f"{where}: model.experts_active"),
-            "layers": read_count(model.get("layers"), f"{where}: model.layers"),
-            "quantization": read_text(model.get("quant"), f"{where}: model.quant"),
-            "weight_format": read_text(technique.get("weight_format"), f"{where}: technique.weight_format"),
+            "total_params_b": model.get("total_params_b"),
+            "active_params_b": model.get("active_params_b"),
+            "experts_total": model.get("experts_total"),
+            "experts_active": model.get("experts_active"),
+            "layers": model.get("layers"),
+            "quantization": model.get("quant"),
+            "weight_format": technique.get("weight_format"),
             "file_size_bytes": round(file_size_gb * GB) if file_size_gb is not None else None,
         },
         "configuration": {
-            "ctx_size": read_count(config.get("ctx_size"), f"{where}: config.ctx_size"),
+            "ctx_size": config.get("ctx_size"),
             "cache_type_k": kv_cache,
             "cache_type_v": kv_cache,
-            "batch_size": read_count(config.get("batch_size"), f"{where}: config.batch_size"),
-            "ubatch_size": read_count(config.get("ubatch_size"), f"{where}: config.ubatch_size"),
-            "parallel": read_count(config.get("parallel"), f"{where}: config.parallel"),
-            "n_gpu_layers": read_count(config.get("n_gpu_layers"), f"{where}: config.n_gpu_layers"),
+            "batch_size": config.get("batch_size"),
+            "ubatch_size": config.get("ubatch_size"),
+            "parallel": config.get("parallel"),
+            "n_gpu_layers": config.get("n_gpu_layers"),
             # As llama-server's -ts takes it: '0.9,1,1,1,1,1'.
             "tensor_split": ",".join(json.dumps(v) for v in tensor_split) if tensor_split else "",
-            "threads": read_count(config.get("threads"), f"{where}: config.threads"),
+            "threads": config.get("threads"),
             "speculative_type": read_choice(
                 {c.value: c.value for c in SpeculativeType},
                 technique.get("speculative"),
                 SpeculativeType.UNKNOWN,
                 f"{where}: technique.speculative",
             ),
-            "draft_n_max": read_count(technique.get("draft_n_max"), f"{where}: technique.draft_n_max"),
-            "thinking": read_flag(config.get("thinking"), f"{where}: config.thinking"),
-            "temperature": read_number(sampling.get("temperature"), f"{where}: sampling.temperature"),
-            "top_k": read_count(sampling.get("top_k"), f"{where}: sampling.top_k"),
-            "top_p": read_number(sampling.get("top_p"), f"{where}: sampling.top_p"),
-            "min_p": read_number(sampling.get("min_p"), f"{where}: sampling.min_p"),
-            "command_line": read_text(config.get("command_line"), f"{where}: config.command_line"),
+            "draft_n_max": technique.get("draft_n_max"),
+            "thinking": config.get("thinking"),
+            "temperature": sampling.get("temperature"),
+            "top_k": sampling.get("top_k"),
+            "top_p": sampling.get("top_p"),
+            "min_p": sampling.get("min_p"),
+            "command_line": config.get("command_line"),
         },
         "workload": {
             "name": workload_name or AS_PUBLISHED_WORKLOAD,
-            "max_tokens": read_count(workload.get("max_tokens"), f"{where}: workload.max_tokens"),
-            "repetitions": read_count(workload.get("runs"), f"{where}: workload.runs"),
-            "warmup": read_count(warmup, f"{where}: workload.warmup"),
-            # The shared as-published row must not carry one article's prompt description;
-            # each run keeps its own in extra['workload_prompt_summary'].
-            "description": description if workload_name else AS_PUBLISHED_DESCRIPTION,
+            "max_tokens": workload.get("max_tokens"),
+            "repetitions": workload.get("runs"),
+            "warmup": warmup,
         },
+    }
+    checked = {name: _checked(PARTS[name], data, f"{where}: {_FILE_PARTS[name]}") for name, data in parts.items()}
+    # Stack rows are shared; the 'other' row is the bucket for 'engine not stated',
+    # which no one article's note describes (each run keeps its own in extra).
+    checked["stack"]["notes"] = stack_notes if engine != Engine.OTHER else ""
+    # The shared as-published row must not carry one article's prompt description;
+    # each run keeps its own in extra['workload_prompt_summary'].
+    checked["workload"]["description"] = description if workload_name else AS_PUBLISHED_DESCRIPTION
+    return {
+        **checked,
         "run": run,
         "samples": samples,
-        "sweep_points": sweep_points,
+        "sweep_points": _run_sweep_points(report, where),
     }
+
+
+PARTS: dict[str, type[schema.Payload]] = {
+    "stack": schema.StackInput,
+    "model_file": schema.ModelFileInput,
+    "configuration": schema.ConfigurationInput,
+    "workload": schema.WorkloadInput,
+}

@@ -1,19 +1,18 @@
-"""The ingest's reads, fenced here because they step past the ORM for speed:
+"""The ingest's reads, fenced with the other speed-ups because they step past the ORM for speed:
 one PostgreSQL round trip for the catalog rows, the rig's GPUs and an
 existing run (``ingest_lookup``; other databases take the plain ORM path,
-the reference the PostgreSQL one must agree with), and related rows handed
-to an instance as if prefetched (``attach_prefetched``)."""
+the reference the PostgreSQL one must agree with: tests/results/test_ingest_lookup.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, models
 
-from leaderboard.results.db import prepared_cursor
 from leaderboard.results.models import Rig, RigGpu, Run
+from leaderboard.results.speedups.cursor import prepared_cursor
 
 
 @dataclass(frozen=True)
@@ -95,14 +94,3 @@ def _ingest_lookup_sql(
     }
     gpus = tuple(_from_json(RigGpu, g) for g in row[len(lookups)] or ())
     return IngestFound(catalog=catalog, rig_gpus=gpus, existing_rig_id=row[len(lookups) + 1])  # type: ignore[arg-type]
-
-
-def attach_prefetched(instance: models.Model, name: str, objects: Sequence[Any]) -> None:
-    """Make ``instance.<name>.all()`` return ``objects`` without a query, as prefetch_related would."""
-    queryset = getattr(instance, name).all()
-    queryset._result_cache = list(objects)
-    queryset._prefetch_done = True
-    instance._prefetched_objects_cache = {  # type: ignore[attr-defined]
-        **getattr(instance, "_prefetched_objects_cache", {}),
-        name: queryset,
-    }

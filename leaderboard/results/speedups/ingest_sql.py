@@ -20,8 +20,8 @@ from typing import Any
 
 from django.db import connection, models
 
-from leaderboard.results.db import prepared_cursor
 from leaderboard.results.models import Run, Sample, SweepPoint
+from leaderboard.results.speedups.cursor import prepared_cursor
 
 
 @functools.cache
@@ -92,6 +92,23 @@ def applies() -> bool:
         for signal in (models.signals.pre_save, models.signals.post_save)
         for model in (Run, Sample, SweepPoint)
     )
+
+
+def run_rows_store(*, run: Run, samples: Sequence[Sample], points: Sequence[SweepPoint]) -> None:
+    """Store ``run`` with its samples and sweep points (in the caller's transaction) and
+    set their primary keys: in one statement where applies(), else the ORM's way."""
+    if applies():
+        run_rows_insert(run=run, samples=samples, points=points)
+    else:
+        run_rows_save(run=run, samples=samples, points=points)
+
+
+def run_rows_save(*, run: Run, samples: Sequence[Sample], points: Sequence[SweepPoint]) -> None:
+    """The plain path, and the reference ``run_rows_insert`` must agree with
+    (tests/results/test_speedups.py): the ORM's save and two bulk_creates."""
+    run.save()
+    Sample.objects.bulk_create(samples)
+    SweepPoint.objects.bulk_create(points)
 
 
 def run_rows_insert(*, run: Run, samples: Sequence[Sample], points: Sequence[SweepPoint]) -> None:

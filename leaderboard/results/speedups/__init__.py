@@ -1,0 +1,25 @@
+"""Speed-ups that step past Django's or DRF's public API, fenced here, each with
+the plain path it replaces kept as its reference and a test that the two agree.
+
+Kept because the ingest target (``make bench-ingest``: ≥ 200 runs/s, p95 ≤ 100 ms
+on 2 CPUs) needs them; measured by turning each off in turn (gunicorn CPU per
+POSTed run, benchmarks/README.md):
+
+- ``outputs``: output serializers compiled into plain functions. Reference:
+  ``serializer_class(instance).data``; test: tests/results/test_compiled_outputs.py
+  (every published run and source). Off: ≈ 23 ms per run instead of ≈ 6-8 ms.
+- ``ingest_sql``: a run, its samples and sweep points in one INSERT (PostgreSQL),
+  setting the objects' ``_state`` by hand. Reference: ``run_rows_save`` (the ORM,
+  also the path off PostgreSQL); test: tests/results/test_speedups.py. Off: +2 to
+  +6 ms per run.
+- ``lookup``: the catalog rows, the rig's GPUs and an existing run in one round
+  trip. Reference: the ORM branch in the same module (other databases); test:
+  tests/results/test_ingest_lookup.py.
+- ``cursor``: a server-binding cursor (``connection._prepare_cursor``) so the
+  constant statements above and the token lookup (results/auth.py) are prepared
+  once per connection. Reference: ``connection.cursor()`` (other databases).
+- ``prefetch``: objects ingest built attached as if prefetched (``_result_cache``),
+  so the 201 body costs no read-back. Reference: GET's read
+  (``selectors.run_get``); test: the 201 body equals GET's
+  (tests/results/test_compiled_outputs.py).
+"""
