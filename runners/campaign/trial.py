@@ -151,6 +151,7 @@ def measure_trial(
         duration_s=time.monotonic() - started,
         measured_s=_measured_s(payload),
         log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
+        run=payload,
     )
     trial.metrics = {**trial_metrics(payload), **(extra_metrics or {})}
     trial.samples = list(trial.metrics.pop("decode_tokens_per_s_samples"))

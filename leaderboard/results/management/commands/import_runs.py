@@ -13,12 +13,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.core.api.errors import flatten_errors
 from leaderboard.core.errors import ApplicationError
-from leaderboard.results.api.serializers.inputs import RunInputSerializer
+from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Rig
 from leaderboard.results.services.rigs import rig_create
-from leaderboard.results.services.runs import run_create_measured
 
 
 class Command(BaseCommand):
@@ -50,12 +48,8 @@ class Command(BaseCommand):
                 payload = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"{path}: not a run JSON file ({exc})") from exc
-            serializer = RunInputSerializer(data={**payload, "rig": rig.name})
-            if not serializer.is_valid():
-                problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in flatten_errors(serializer.errors).items())
-                raise CommandError(f"{path}: {problems}")
             try:
-                result = run_create_measured(rig=rig, data=serializer.validated_data)
+                result = run_document_store(rig=rig, document=payload)
             except ApplicationError as exc:
                 raise CommandError(f"{path}: {exc}") from exc
             verb = "stored" if result.created else "already stored"
