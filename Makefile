@@ -35,7 +35,8 @@ system-deps:
 	fi
 
 # The embedded default: SQLite, tasks in-process, the articles' published results
-# and runs measured on Rigboard's own development machine (labelled so).
+# and what was measured on Rigboard's own development machine (labelled so): runs,
+# a campaign and a nightly timeline (leaderboard/results/demo_data/README.md).
 # DEBUG is off by default (settings.py); the demo and the tests turn it on for
 # themselves (a development SECRET_KEY, loopback hosts, tracebacks on 500s).
 DEMO_RIG := rigboard-dev-vm-demo
@@ -53,6 +54,8 @@ demo-data:
 	  --notes "Rigboard's development VM: demo runs measured here (leaderboard/results/demo_data/README.md)" \
 	  $(DEMO_DATA)/runs/*.json
 	$(BIN)/python manage.py import_llama_bench --rig $(DEMO_RIG) $(DEMO_DATA)/llama-bench/*.json
+	$(BIN)/python manage.py import_campaign --rig $(DEMO_RIG) $(DEMO_DATA)/campaigns/*.json
+	$(BIN)/python manage.py import_nightly --rig $(DEMO_RIG) $(DEMO_DATA)/nightly/*.json
 
 lint:
 	$(BIN)/ruff check .

@@ -1,59 +1,144 @@
 """`make demo`'s data on the embedded default (SQLite), end to end: the Makefile's
 own `demo-data` target twice (it must be idempotent), then the pages a visitor of
-the demo opens show the runs measured on the development machine, labelled so."""
+the demo opens show what was measured on the development machine, labelled so:
+the runs (a context sweep, a concurrency sweep, llama-bench rows), a campaign
+and a nightly timeline, each as recorded in leaderboard/results/demo_data/."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.embedded import ROOT, embedded_env, run_embedded
 
+DEMO_DATA = ROOT / "leaderboard" / "results" / "demo_data"
+
 READ = r"""
 import json
 import django
 django.setup()
 from django.test import Client
+from leaderboard.campaigns.models import Campaign
+from leaderboard.regressions.models import BuildRecord, Subscription
 from leaderboard.results.models import Rig, Run
 rig = Rig.objects.get(name="rigboard-dev-vm-demo")
 runs = Run.objects.filter(rig=rig)
 client = Client(HTTP_HOST="127.0.0.1")
 sweep = runs.filter(sweep_points__isnull=False).distinct().get()
-game = [f'href="/runs/{r.pk}/"' for r in runs.filter(workload__name="space-invaders-html")]
+# The runner's own runs (runs/*.json): the campaign's and the nightly's add many more of the same workload.
+from pathlib import Path
+recorded = [json.loads(p.read_text())["uuid"] for p in Path("leaderboard/results/demo_data/runs").glob("*.json")]
+game = [f'href="/runs/{r.pk}/"' for r in runs.filter(workload__name="space-invaders-html", uuid__in=recorded)]
 board, shown = client.get("/").text, client.get("/?failed=on").text
+campaign = Campaign.objects.get(rig=rig)
+campaign_page = client.get(f"/campaigns/{campaign.pk}/")
+sub = Subscription.objects.get(rig=rig)
+ref = sub.reference_configs.get()
+timeline = client.get(f"/regressions/{sub.pk}/{ref.pk}/")
+concurrent = runs.filter(concurrency_levels__isnull=False).distinct().get()
+concurrency_page = client.get(f"/concurrency/?runs={concurrent.pk}")
+rig_page = client.get(f"/rigs/{rig.pk}/").text
+builds = BuildRecord.objects.filter(subscription=sub).order_by("created_at")
 print(json.dumps({
     "runs": runs.count(),
     "measured": sorted(set(runs.values_list("provenance", flat=True))),
     "workloads": sorted(set(runs.values_list("workload__name", flat=True))),
     "rig_page": client.get(f"/rigs/{rig.pk}/").status_code,
-    "rig_page_lists": all(f'/runs/{r.pk}/' in client.get(f"/rigs/{rig.pk}/").text for r in runs),
+    "rig_page_lists": all(f'/runs/{r.pk}/' in rig_page for r in (sweep, concurrent)),
+    "rig_page_links_the_timeline": f"/regressions/{sub.pk}/{ref.pk}/" in rig_page,
     "board_default_hides_failed_checks": not any(link in board for link in game),
     "board_shows_them_on_request": all(link in shown for link in game),
     "sweep_points": sweep.sweep_points.count(),
     "run_page": client.get(f"/runs/{sweep.pk}/").status_code,
+    "campaign": {
+        "name": campaign.name, "status": campaign.status, "page": campaign_page.status_code,
+        "page_text": campaign_page.content.decode(),
+        "trials": [[t.number, t.state, t.value, str(t.run_uuid) if t.run_uuid else None, t.run_id is not None]
+                   for t in campaign.trials.all()],
+    },
+    "timeline": {
+        "page": timeline.status_code, "page_text": timeline.content.decode(), "reference": ref.name,
+        "active": sub.is_active,
+        "builds": [[b.commit, b.status, [[v.kind, v.confirmation] for v in b.verdicts.all()]] for b in builds],
+    },
+    "concurrency": {
+        "levels": sorted(concurrent.concurrency_levels.values_list("concurrency", flat=True)),
+        "page": concurrency_page.status_code, "page_text": concurrency_page.content.decode(),
+    },
 }))
 """
 
 
-def test_make_demo_data_stores_the_measured_runs_once_and_the_pages_show_them(tmp_path):
+def _recorded() -> dict:
+    (campaign_file,) = sorted((DEMO_DATA / "campaigns").glob("*.json"))
+    (timeline_file,) = sorted((DEMO_DATA / "nightly").glob("*.json"))
+    return {
+        "campaign": json.loads(campaign_file.read_text()),
+        "timeline": json.loads(timeline_file.read_text()),
+        "run_files": len(list((DEMO_DATA / "runs").glob("*.json"))),
+        "llama_bench_rows": sum(len(json.loads(p.read_text())) for p in (DEMO_DATA / "llama-bench").glob("*.json")),
+    }
+
+
+def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_path):
     env = embedded_env(tmp_path)
     bin_dir = Path(sys.executable).parent
     make = ["make", "-s", "demo-data", f"BIN={bin_dir}"]
     first = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "stored as run" in first.stdout and "4 new runs" in first.stdout
+    assert "stored as campaign" in first.stdout and "5 new builds" in first.stdout
     again = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "already stored as run" in again.stdout and "0 new runs" in again.stdout
+    assert "already stored as campaign" in again.stdout and "0 new builds" in again.stdout
 
+    recorded = _recorded()
     result = run_embedded(READ, tmp_path)
-    assert result["runs"] == 6  # two runner runs, four llama-bench rows
+    campaign_runs, timeline_runs = recorded["campaign"]["runs"], recorded["timeline"]["runs"]
+    assert result["runs"] == (
+        recorded["run_files"] + recorded["llama_bench_rows"] + len(campaign_runs) + len(timeline_runs)
+    )
     assert result["measured"] == ["measured"]
     assert "space-invaders-html" in result["workloads"]
     assert any(name.startswith("llama-bench") for name in result["workloads"])
-    assert result["rig_page"] == 200 and result["rig_page_lists"]
+    assert result["rig_page"] == 200 and result["rig_page_lists"] and result["rig_page_links_the_timeline"]
     assert result["sweep_points"] == 3 and result["run_page"] == 200
     # Gemma 270M cannot write the game: its runs are marked, not ranked by default.
     assert result["board_default_hides_failed_checks"]
     assert result["board_shows_them_on_request"]
+
+    # The campaign: every recorded trial stored as posted, with its run, and its page shows them.
+    campaign = result["campaign"]
+    assert campaign["name"] == recorded["campaign"]["campaign"]["name"] and campaign["status"] == "finished"
+    assert [t[:4] for t in campaign["trials"]] == [
+        [t["number"], t["state"], t["value"], t["run_uuid"]] for t in recorded["campaign"]["trials"]
+    ]
+    assert all(linked for *_, uuid, linked in campaign["trials"] if uuid)
+    assert campaign["page"] == 200
+    budget = recorded["campaign"]["campaign"]["budget"]["trials"]
+    assert f"{len(campaign['trials'])} of {budget}" in campaign["page_text"]
+
+    # The nightly timeline: the service judged the recorded runs again and came to the recorded verdicts.
+    timeline = result["timeline"]
+    assert timeline["page"] == 200 and not timeline["active"]
+    assert "recorded on Rigboard&#x27;s development VM" in timeline["page_text"]
+    assert timeline["builds"] == [
+        [
+            night["commit"],
+            "failed" if night["reports"][0]["status"] == "failed" else "benchmarked",
+            [[v["kind"], v["confirmation"]] for v in night["verdicts_recorded"]],
+        ]
+        for night in recorded["timeline"]["builds"]
+    ]
+    kinds = [kind for _, _, verdicts in timeline["builds"] for kind, _ in verdicts]
+    assert "regression" in kinds and "none" in kinds
+    assert ["regression", "confirmed"] in [v for _, _, verdicts in timeline["builds"] for v in verdicts]
+    assert "regression" in timeline["page_text"] and "build failed" in timeline["page_text"]
+
+    # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
+    concurrency = result["concurrency"]
+    assert concurrency["levels"] == [1, 2, 4] and concurrency["page"] == 200
+    assert "None of these runs has a concurrency sweep" not in concurrency["page_text"]

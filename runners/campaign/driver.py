@@ -6,12 +6,19 @@ token), measures trials with the rig's pipeline (each posted as a run, as
 (``POST /api/campaigns/<id>/trials/``). Without a service URL it measures and
 prints only. Ctrl-C stops the campaign: the trial in hand is posted as aborted
 with its samples (the pipeline does that) and the campaign is closed cancelled.
+
+``--output FILE`` also writes what was (or would have been) posted, as one JSON
+document: the campaign as opened, its trial records and the run document of
+each trial (``run --output``'s shape), with the campaign's start, end and
+status (``CAMPAIGN_FORMAT``). ``manage.py import_campaign`` stores such a file.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,6 +34,13 @@ from runners.config import ConfigError, RigConfig, read_spec
 from runners.fingerprint import server_flags
 from runners.server import ServerError, resolve_binary
 
+CAMPAIGN_FORMAT = "rigboard-campaign/1"
+
+
+def campaign_body(spec: CampaignSpec, base: Mapping[str, Any], rig: str) -> dict[str, Any]:
+    """Return what ``POST /api/campaigns/`` takes to open ``spec`` on ``rig``."""
+    return {**spec.as_dict(), "rig": rig, "base_config": dict(base), "origin": "terminal"}
+
 
 class CampaignService:
     """The service's campaign endpoints, with the rig's token."""
@@ -39,7 +53,7 @@ class CampaignService:
 
     def open(self, spec: CampaignSpec, base: Mapping[str, Any], rig: str) -> dict[str, Any]:
         """Create the campaign; return the service's answer ({id, ...}). Raise ConfigError on a 400."""
-        body = {**spec.as_dict(), "rig": rig, "base_config": base, "origin": "terminal"}
+        body = campaign_body(spec, base, rig)
         resp = self.session.post(f"{self.url}/api/campaigns/", json=body, timeout=self.timeout_s)
         if resp.status_code == 400:
             errors = resp.json().get("errors", {})
@@ -63,10 +77,13 @@ class CampaignService:
         resp.raise_for_status()
 
 
-def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> tuple[int | None, list[TrialResult]]:
+def run_campaign(
+    rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any], *, output_path: str = ""
+) -> tuple[int | None, list[TrialResult]]:
     """Run the campaign from the terminal; return (the service's campaign id or None, the trials,
     the confirmation last when there is one). Raise ConfigError (exit 2) before anything
-    starts for a bad definition, or a parameter this rig's llama-server does not accept."""
+    starts for a bad definition, or a parameter this rig's llama-server does not accept.
+    With ``output_path``, the campaign is also written there (module doc), even when it stops early."""
     spec = CampaignSpec.from_mapping(campaign_spec)
     rig = RigConfig.from_mapping(rig_spec)  # a bad rig config fails before anything starts
     if rig.server is None:
@@ -89,6 +106,7 @@ def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> 
             raise KeyboardInterrupt  # Ctrl-C reached the pipeline, which kept the samples: stop here
 
     status, reason = "finished", ""
+    started_at = _now()
     trials: list[TrialResult] = []
     try:
         trials = run_search(spec, measure, on_trial=report, into=trials)
@@ -103,6 +121,18 @@ def run_campaign(rig_spec: dict[str, Any], campaign_spec: Mapping[str, Any]) -> 
         status, reason = "failed", f"{type(exc).__name__}: {exc}"
         raise
     finally:
+        if output_path:
+            recorded = {
+                "format": CAMPAIGN_FORMAT,
+                "campaign": campaign_body(spec, base, rig.service.rig),
+                "status": status,
+                "status_reason": reason,
+                "started_at": started_at,
+                "finished_at": _now(),
+                "trials": [t.payload() for t in trials],
+                "runs": [t.run for t in trials if t.run is not None],
+            }
+            _write_json(Path(output_path).expanduser(), recorded)
         if service is not None and campaign_id is not None:
             service.close(campaign_id, status, reason)
     return campaign_id, trials
@@ -120,10 +150,23 @@ def check_server_flags(spec: CampaignSpec, binary: str, cache_dir: str) -> None:
         spec.check_flags(flags, where=f"this rig's llama-server ({path})")
 
 
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    # A temporary name, then a rename: an interrupted write leaves no half file.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def add_parser(sub: Any) -> None:
     cmd = sub.add_parser("campaign", help="search the configuration space of llama-server on this rig")
     cmd.add_argument("--config", required=True, help="rig config, TOML or .json (its [server] is the base)")
     cmd.add_argument("--campaign", required=True, help="campaign definition, TOML or .json")
+    cmd.add_argument("--output", default="", help="also write the campaign, its trials and their runs here (JSON)")
     cmd.add_argument("--no-post", action="store_true", help="measure and print; post nothing")
 
 
@@ -131,7 +174,7 @@ def main(args: argparse.Namespace) -> int:
     rig_spec = read_spec(args.config)
     if args.no_post:
         rig_spec.setdefault("service", {})["url"] = ""
-    campaign_id, trials = run_campaign(rig_spec, read_spec(args.campaign))
+    campaign_id, trials = run_campaign(rig_spec, read_spec(args.campaign), output_path=args.output)
     searched = [t for t in trials if t.role == "search"]
     done = [t for t in searched if t.state == "complete" and t.value is not None]
     print(f"\ncampaign {campaign_id or '(not posted)'}: {len(searched)} trials, {len(done)} complete")

@@ -53,6 +53,9 @@ class TrialResult:
     samples: list[float] = field(default_factory=list)  # the objective per repetition
     pruned: bool = False  # stopped after its first repetitions: clearly worse than the median
     role: str = "search"  # or "confirmation": the best feasible trial measured again in full
+    # The run document the trial posted (what ``run --output`` writes); kept for
+    # ``campaign --output``, never part of the trial record.
+    run: dict[str, Any] | None = field(default=None, repr=False)
 
     def payload(self) -> dict[str, Any]:
         """Return the trial record the service stores (POST /api/campaigns/<id>/trials/)."""

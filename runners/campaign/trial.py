@@ -168,6 +168,7 @@ def measure_trial(
         duration_s=time.monotonic() - started,
         measured_s=_measured_s(payload),
         log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
+        run=payload,
     )
     campaign = trial_extra(payload)
     model = str(params.get("model") or (base.get("server") or {}).get("model") or "")

@@ -14,11 +14,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.core.errors import ApplicationError
-from leaderboard.results.api.payloads import payload_checked
+from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Rig
 from leaderboard.results.services.rigs import rig_create
-from leaderboard.results.services.runs import run_create_measured
-from runners import schema
 
 
 class Command(BaseCommand):
@@ -50,12 +48,8 @@ class Command(BaseCommand):
                 payload = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"{path}: not a run JSON file ({exc})") from exc
-            data, errors = payload_checked(schema.RunCreateInput, {**payload, "rig": rig.name})
-            if data is None:
-                problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items())
-                raise CommandError(f"{path}: {problems}")
             try:
-                result = run_create_measured(rig=rig, data=data)
+                result = run_document_store(rig=rig, document=payload)
             except ApplicationError as exc:
                 raise CommandError(f"{path}: {exc}") from exc
             verb = "stored" if result.created else "already stored"
