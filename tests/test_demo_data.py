@@ -41,7 +41,13 @@ concurrent = runs.filter(concurrency_levels__isnull=False).distinct().get()
 concurrency_page = client.get(f"/concurrency/?runs={concurrent.pk}")
 rig_page = client.get(f"/rigs/{rig.pk}/").text
 builds = BuildRecord.objects.filter(subscription=sub).order_by("created_at")
+gpu_campaign = Campaign.objects.get(rig__name="lent-h200-demo")
 print(json.dumps({
+    "gpu_campaign": {
+        "page": client.get(f"/campaigns/{gpu_campaign.pk}/").text,
+        "roles": sorted(gpu_campaign.trials.values_list("role", flat=True)),
+        "linked": all(t.run_id for t in gpu_campaign.trials.all()),
+    },
     "runs": runs.count(),
     "measured": sorted(set(runs.values_list("provenance", flat=True))),
     "workloads": sorted(set(runs.values_list("workload__name", flat=True))),
@@ -141,4 +147,8 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
     concurrency = result["concurrency"]
     assert concurrency["levels"] == [1, 2, 4] and concurrency["page"] == 200
+    # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the confirmation, each a stored run.
+    gpu = result["gpu_campaign"]
+    assert gpu["roles"] == ["confirmation"] + ["search"] * 8 and gpu["linked"]
+    assert "confirmed by 10 repetitions" in gpu["page"]
     assert "None of these runs has a concurrency sweep" not in concurrency["page_text"]
