@@ -147,7 +147,8 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
     concurrency = result["concurrency"]
     assert concurrency["levels"] == [1, 2, 4] and concurrency["page"] == 200
-    # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the confirmation, each a stored run.
+    # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the
+    # confirmation, each a stored run.
     gpu = result["gpu_campaign"]
     assert gpu["roles"] == ["confirmation"] + ["search"] * 8 and gpu["linked"]
     assert "confirmed by 10 repetitions" in gpu["page"]
