@@ -97,6 +97,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so it sees the 404 Django builds for an unknown URL (DEBUG on: make demo).
+    "leaderboard.boards.middleware.SiteNotFoundMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "leaderboard.results.api.middleware.ChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -247,6 +247,21 @@ def test_custom_error_pages_and_favicon(client: Client, settings) -> None:
     assert icon.content[:4] == b"\x00\x00\x01\x00"
 
 
+def test_the_demo_with_debug_on_shows_the_sites_404_not_djangos_url_list(client: Client, settings) -> None:
+    settings.DEBUG = True  # as `make demo` runs
+
+    missing = client.get("/no/such/page/")
+    gone = client.get("/runs/999999999/")
+    api = client.get("/api/no-such-endpoint/")
+
+    for response in (missing, gone):
+        assert response.status_code == 404
+        assert "Back to the leaderboard" in response.text  # the site's page
+        assert "DEBUG = True" not in response.text and "URL patterns" not in response.text
+    assert "Nothing lives at <code>/no/such/page/</code>" in missing.text
+    assert api.status_code == 404 and api["Content-Type"].startswith("application/json")
+
+
 def test_the_500_page_renders_without_a_request_context(settings) -> None:
     from django.test import RequestFactory
 
