@@ -15,7 +15,7 @@ with the deployed settings (DEBUG off, 3 gthread workers).
 Each rig is a separate process (`chaos.py rig …`, so it can be killed) that
 measures runs with synthetic samples (the faults are in the delivery, not in
 llama-server, which would only burn the shared CPUs) and delivers them with
-runners.client exactly as `python -m runners run` does: spool flushed before
+runners.delivery.client exactly as `python -m runners run` does: spool flushed before
 each run, the run opened live, each sample appended, the run finished, spooled
 when the service cannot take it. Before finishing a run it appends its uuid to
 a ledger (fsync'd): the runs attempted. A staff client queues a benchmark job
@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 import redis as redis_lib  # noqa: E402
 import requests  # noqa: E402
 
-from runners.client import LiveRun, ServiceClient  # noqa: E402
+from runners.delivery.client import LiveRun, ServiceClient  # noqa: E402
 
 PG_BIN = Path("/usr/lib/postgresql")
 FAULT_DOWN_S = 3.0

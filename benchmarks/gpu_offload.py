@@ -1,7 +1,7 @@
 """Sweep ``n_gpu_layers`` on a real GPU with the runner's own suite and NVML power.
 
 Each value starts llama-server (a CUDA build), runs the workload's warmup and
-repetitions through ``runners.suite.run_suite`` with ``runners.power.PowerMonitor``
+repetitions through ``runners.harness.suite.run_suite`` with ``runners.harness.power.PowerMonitor``
 sampling NVML, and prints decode/prefill t/s, power, energy per token and peak VRAM;
 ``--json`` keeps the raw samples. A value the server cannot start with is printed
 with its cause (a failed trial is data).
@@ -22,10 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runners.config import ServerConfig, WorkloadConfig  # noqa: E402
-from runners.power import PowerMonitor  # noqa: E402
-from runners.server import LlamaServer, ServerError  # noqa: E402
-from runners.suite import run_suite  # noqa: E402
-from runners.workload import Workload  # noqa: E402
+from runners.harness.power import PowerMonitor  # noqa: E402
+from runners.harness.server import LlamaServer, ServerError  # noqa: E402
+from runners.harness.suite import run_suite  # noqa: E402
+from runners.harness.workload import Workload  # noqa: E402
 
 
 def sweep_point(binary: str, model: str, layers: int, workload: Workload, threads: int) -> dict:

@@ -19,10 +19,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from runners.config import ServerConfig, WorkloadConfig  # noqa: E402
-from runners.power import PowerMonitor  # noqa: E402
-from runners.server import LlamaServer  # noqa: E402
-from runners.suite import run_suite  # noqa: E402
-from runners.workload import Workload  # noqa: E402
+from runners.harness.power import PowerMonitor  # noqa: E402
+from runners.harness.server import LlamaServer  # noqa: E402
+from runners.harness.suite import run_suite  # noqa: E402
+from runners.harness.workload import Workload  # noqa: E402
 
 
 def main() -> int:

@@ -81,7 +81,7 @@ def make_app(env: RigEnv | None = None) -> Celery:
     app = Celery(
         "rigboard_rig",
         broker=env.broker_url or None,
-        include=["runners.tasks", "runners.nightly"],
+        include=["runners.tasks", "runners.builds.nightly"],
         set_as_current=False,
     )
     app.conf.update(

@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from runners.campaign import driver as campaign_cli
-from runners.client import ServiceClient
+from runners.delivery.client import ServiceClient
 from runners.config import ConfigError, RigConfig, read_spec
 from runners.pipeline import JobResult, run_job
-from runners.progress import ProgressBar
-from runners.server import ServerError
+from runners.harness.progress import ProgressBar
+from runners.harness.server import ServerError
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -178,7 +178,7 @@ class WorkloadConfig:
     request_timeout_s: float = 600.0
     # Client and server decode t/s further apart than this are flagged.
     disagreement_pct: float = 3.0
-    # Concurrency sweep (runners/concurrency.py): at each level N streams send the
+    # Concurrency sweep (runners/harness/concurrency.py): at each level N streams send the
     # prompt at once, requests_per_level requests in all; empty: no sweep.
     concurrency_levels: list[int] = field(default_factory=list)
     requests_per_level: int = 8

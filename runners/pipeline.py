@@ -28,19 +28,21 @@ from typing import Any
 import requests
 from celery.exceptions import SoftTimeLimitExceeded
 
-from runners import report, stats
-from runners.client import Delivery, EndedByService, LiveRun, ServiceClient
-from runners.concurrency import LevelResult, concurrency_table, run_concurrency
+from runners.harness import report
+
+from runners import stats
+from runners.delivery.client import Delivery, EndedByService, LiveRun, ServiceClient
+from runners.harness.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.config import ConfigError, RigConfig
-from runners.fingerprint import capture
-from runners.payload import build_payload
-from runners.power import PowerMonitor
-from runners.schema import payload_problems
-from runners.server import AttachedServer, LlamaServer, ServerHandle
+from runners.harness.fingerprint import capture
+from runners.delivery.payload import build_payload
+from runners.harness.power import PowerMonitor
+from runners.delivery.schema import payload_problems
+from runners.harness.server import AttachedServer, LlamaServer, ServerHandle
 from runners.stats import acceptance_pct, summarize
-from runners.suite import SuiteResult, run_suite
-from runners.sweep import SweepPoint, run_sweep
-from runners.workload import Workload
+from runners.harness.suite import SuiteResult, run_suite
+from runners.harness.sweep import SweepPoint, run_sweep
+from runners.harness.workload import Workload
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +151,7 @@ def run_job(
     was measured; the server's stop and the delivery run after it. With
     ``deliver_by`` (time.monotonic()), the delivery's requests end by then and
     the run is spooled if the time is up. Raise ConfigError for a bad spec and
-    runners.server.ServerError when the server cannot be started or reached —
+    runners.harness.server.ServerError when the server cannot be started or reached —
     in both cases nothing was measured or posted; an exception from ``guard``
     or EndedByService before the server is up is raised as well. ``on_sample(sample)``
     sees each measured repetition (the run document's sample) once it is kept;

@@ -3,7 +3,7 @@
 Five "nights" back to back, each through the functions the nightly chain's
 tasks call (in one process instead of through the broker: the beat task's
 ``subscription_check``, the rig's ``nightly_build_and_bench`` with
-``runners.build``, the service's ``build_report_record`` and, for a change, the
+``runners.builds.build``, the service's ``build_report_record`` and, for a change, the
 re-run the service asks for). The runs go to a live Rigboard (``runserver`` on
 the same database) over the REST API, as a rig posts them, and each run
 document is kept. Upstream is a local git repository holding llama.cpp as
@@ -63,7 +63,7 @@ from leaderboard.results.models import Rig, RigToken  # noqa: E402
 from leaderboard.results.services.rigs import rig_create  # noqa: E402
 from runners import pipeline  # noqa: E402
 from runners.celery_app import RigEnv  # noqa: E402
-from runners.nightly import nightly_build_and_bench  # noqa: E402
+from runners.builds.nightly import nightly_build_and_bench  # noqa: E402
 from tests.fixtures.regressions import (  # noqa: E402
     BUILD_CACHE,
     PORTABLE_FLAGS,

@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 _TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED, JobStatus.EXPIRED)
 # The rig's task reports why a job failed in the runner's words; a server that
-# would not start says what llama-server said (runners/server.py _FAILURE_PATTERNS).
+# would not start says what llama-server said (runners/harness/server.py _FAILURE_PATTERNS).
 _KINDS = [
     ("out_of_memory", re.compile(r"out of memory|failed to allocate|unable to allocate", re.I)),
     ("unknown_flag", re.compile(r"rejected a flag|invalid argument|unknown argument", re.I)),

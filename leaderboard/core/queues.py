@@ -1,6 +1,6 @@
 """Sending a job to a rig's own Celery queue (``rig.<name>``), by task name.
 
-The rig's worker registers the task (runners/tasks.py, runners/nightly.py);
+The rig's worker registers the task (runners/tasks.py, runners/builds/nightly.py);
 the service never imports it and only names it."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The parsing (llama-bench's formats → run payloads) is runners.llamabench, shared
 with the rig side; this module validates each payload with the run payload's one
-definition (runners/schema.py), as ``POST /api/runs/`` does, and stores the runs in one transaction."""
+definition (runners/delivery/schema.py), as ``POST /api/runs/`` does, and stores the runs in one transaction."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from django.db import transaction
 from leaderboard.results.api.payloads import payload_checked
 from leaderboard.results.models import Rig, Run
 from leaderboard.results.services.runs import run_create_measured
-from runners import llamabench, schema
+from runners import llamabench
+from runners.delivery import schema
 from runners.llamabench import LlamaBenchError
 
 

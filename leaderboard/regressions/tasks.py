@@ -47,7 +47,7 @@ def nightly_check(subscription_ids: list[int] | None = None) -> list[dict[str, A
 
 @shared_task(name=BUILD_REPORT_TASK, ignore_result=True, time_limit=300, soft_time_limit=240)
 def build_report(report: dict[str, Any]) -> dict[str, Any]:
-    """Record a rig's build report and judge its runs (sent by runners/nightly.py)."""
+    """Record a rig's build report and judge its runs (sent by runners/builds/nightly.py)."""
     build, verdicts = build_report_record(report=report)
     return {"build": build.pk, "status": build.status, "verdicts": [v.kind for v in verdicts]}
 

@@ -1,5 +1,5 @@
 """Storing run documents from files: the JSON a runner writes with ``--output``
-(the body of ``POST /api/runs/``), checked by the run payload's one definition (runners.schema), as that endpoint is,
+(the body of ``POST /api/runs/``), checked by the run payload's one definition (runners.delivery.schema), as that endpoint is,
 and stored by the same service. ``manage.py import_runs`` and the importers of
 recorded campaigns and nightly timelines all come this way."""
 
@@ -12,7 +12,7 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.results.api.payloads import payload_checked
 from leaderboard.results.models import Rig
 from leaderboard.results.services.runs import RunCreateResult, run_create_measured
-from runners import schema
+from runners.delivery import schema
 
 
 def run_document_store(*, rig: Rig, document: Mapping[str, Any]) -> RunCreateResult:

@@ -31,8 +31,8 @@ from runners.campaign.search import MedianPrune, TrialResult, best_feasible, run
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import measure_trial
 from runners.config import ConfigError, RigConfig, read_spec
-from runners.fingerprint import server_flags
-from runners.server import ServerError, resolve_binary
+from runners.harness.fingerprint import server_flags
+from runners.harness.server import ServerError, resolve_binary
 
 CAMPAIGN_FORMAT = "rigboard-campaign/1"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from runners.campaign.quality import model_quality
 from runners.campaign.search import MedianPrune
-from runners.client import EndedByService
+from runners.delivery.client import EndedByService
 from runners.config import RigConfig
 from runners.pipeline import JobResult, run_job
 

@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from runners.fingerprint import file_sha256
-from runners.server import ServerError, resolve_binary
+from runners.harness.fingerprint import file_sha256
+from runners.harness.server import ServerError, resolve_binary
 
 TEXT = Path(__file__).with_name("perplexity.txt")
 CTX_TOKENS = 128

@@ -25,7 +25,7 @@ from runners.campaign.hooks import run_trial_job, trial_extra, trial_quality
 from runners.campaign.search import MedianPrune, TrialResult
 from runners.campaign.spec import CampaignSpec
 from runners.config import ConfigError
-from runners.server import ServerError
+from runners.harness.server import ServerError
 
 
 def trial_config(

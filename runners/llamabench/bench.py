@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runners.config import ConfigError
-from runners.fingerprint import capture
+from runners.harness.fingerprint import capture
 from runners.llamabench.parse import BenchRow, parse, row_payload
-from runners.power import PowerMonitor
+from runners.harness.power import PowerMonitor
 
 _TEST = re.compile(r"^(pp|tg)([1-9][0-9]*)$")
 

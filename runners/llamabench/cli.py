@@ -17,7 +17,7 @@ from typing import Any
 
 import requests
 
-from runners.client import ServiceClient
+from runners.delivery.client import ServiceClient
 from runners.config import ConfigError, read_spec
 from runners.llamabench.bench import bench_config, run_bench
 from runners.llamabench.parse import LlamaBenchError, parse

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from runners.payload import quantization_from_ftype
+from runners.delivery.payload import quantization_from_ftype
 
 FORMATS = ("json", "jsonl", "csv")
 MAX_ROWS = 1000

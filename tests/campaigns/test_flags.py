@@ -15,7 +15,7 @@ from leaderboard.campaigns.models import Campaign
 from leaderboard.jobs.models import BenchmarkJob
 from runners import cli
 from runners.config import SERVER_FLAGS
-from runners.fingerprint import server_flags
+from runners.harness.fingerprint import server_flags
 
 # The help text of a llama-server build that predates --spec-type, as such a build prints it.
 # No older build can be had on this machine: the binary is a script that prints it (a fake at

@@ -21,7 +21,7 @@ import requests
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run, Sample
-from runners.server import free_port
+from runners.harness.server import free_port
 from tests.fixtures.celery_worker import RigWorker, queued_messages
 from tests.jobs.conftest import attach_spec
 

@@ -1,5 +1,5 @@
 """Bisection for real: a regression between two nightly builds is bisected by
-building each midpoint commit on the rig (runners/build.py through the same
+building each midpoint commit on the rig (runners/builds/build.py through the same
 Celery task as a nightly build, real cmake) and benchmarking it on Gemma 3
 270M, until the first slow commit is named on the verdict and the timeline.
 

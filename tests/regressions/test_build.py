@@ -1,4 +1,4 @@
-"""runners/build.py: real git checkouts and real CMake builds, cached by commit.
+"""runners/builds/build.py: real git checkouts and real CMake builds, cached by commit.
 
 The small tests build a one-file CMake project whose target is named
 llama-server (seconds); the llama-marked test builds the real llama-server from
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from runners.build import BUILT, FAILED, BuildSpec, build, cached_result
+from runners.builds.build import BUILT, FAILED, BuildSpec, build, cached_result
 from tests.fixtures.regressions import PORTABLE_FLAGS, Upstream, git
 
 CMAKE = "cmake_minimum_required(VERSION 3.16)\nproject(toy CXX)\nadd_executable(llama-server main.cpp)\n"
@@ -65,7 +65,7 @@ def test_a_failed_build_is_recorded_with_its_log_and_not_repeated(small_upstream
 
 
 def test_a_commit_the_remote_does_not_have_raises_and_records_nothing(small_upstream: Upstream, tmp_path: Path) -> None:
-    from runners.build import BuildError
+    from runners.builds.build import BuildError
 
     spec = BuildSpec(repo_url=small_upstream.url, commit="f" * 40)
     with pytest.raises(BuildError):
@@ -76,7 +76,7 @@ def test_a_commit_the_remote_does_not_have_raises_and_records_nothing(small_upst
 def test_ccache_keeps_its_objects_in_the_build_cache_unless_told_otherwise(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from runners.build import compile_env
+    from runners.builds.build import compile_env
 
     monkeypatch.delenv("CCACHE_DIR", raising=False)
     assert compile_env(tmp_path / "cache")["CCACHE_DIR"] == str((tmp_path / "cache" / "ccache").resolve())
@@ -105,9 +105,9 @@ def test_llama_server_is_built_for_real_from_the_llama_cpp_tree(
 
 
 def test_the_nightly_run_config_points_the_reference_at_the_new_binary_and_commit() -> None:
-    from runners.build import BuildResult
+    from runners.builds.build import BuildResult
     from runners.celery_app import RigEnv
-    from runners.nightly import run_config
+    from runners.builds.nightly import run_config
 
     built = BuildResult(
         commit="c" * 40, status=BUILT, build_time_s=1.0, compiler="g++", log_tail="", binary_path="/b/llama-server"

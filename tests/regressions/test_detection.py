@@ -17,7 +17,7 @@ from leaderboard.regressions.services.detection import NIGHTLY_RIG_TASK, subscri
 from leaderboard.regressions.tasks import NIGHTLY_TASK
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import Rig
-from runners.gitrepo import commits_between, ls_remote
+from runners.builds.gitrepo import commits_between, ls_remote
 from tests.fixtures.celery_worker import queued_messages
 from tests.fixtures.regressions import Upstream
 

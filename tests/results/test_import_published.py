@@ -273,7 +273,7 @@ def test_it_refuses_a_bad_file_and_stores_nothing(tmp_path):
 
 def test_it_checks_figures_as_the_api_checks_a_measured_run(tmp_path):
     """The report's run parts go through the run payload's one definition
-    (runners/schema.py): the API's bounds and types, named by report and field."""
+    (runners/delivery/schema.py): the API's bounds and types, named by report and field."""
     data = copy.deepcopy(DATA)
     report = next(r for r in data["reports"] if r["runs"])
     report["model"]["layers"] = "forty"

@@ -1,4 +1,4 @@
-"""The run payload's one definition (runners/schema.py) against the service it
+"""The run payload's one definition (runners/delivery/schema.py) against the service it
 feeds: its text lengths are the columns' and its choices the models' (the schema
 is Django-free, so this is where the two are held together), and it answers
 what docs/api.md promises without a database."""
@@ -22,8 +22,8 @@ from leaderboard.results.models import (
     Workload,
 )
 from leaderboard.results.models import Run as RunModel
-from runners import schema
-from runners.schema_types import field_errors
+from runners.delivery import schema
+from runners.delivery.schema_types import field_errors
 from tests.fixtures.api import api_run_payload
 
 # Payload model → the model whose columns its text fields fill.

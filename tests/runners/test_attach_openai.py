@@ -15,12 +15,12 @@ import requests
 
 from leaderboard.results.models import Rig, RigToken
 from runners.config import AttachConfig, SweepConfig, WorkloadConfig
-from runners.measure import measure_stream
-from runners.power import PowerMonitor
-from runners.server import AttachedServer
-from runners.suite import run_suite
-from runners.sweep import run_sweep
-from runners.workload import Workload
+from runners.harness.measure import measure_stream
+from runners.harness.power import PowerMonitor
+from runners.harness.server import AttachedServer
+from runners.harness.suite import run_suite
+from runners.harness.sweep import run_sweep
+from runners.harness.workload import Workload
 
 pytestmark = pytest.mark.llama
 

@@ -20,12 +20,12 @@ import pytest
 import requests
 
 from runners.config import AttachConfig, SweepConfig, WorkloadConfig
-from runners.measure import parse_spec_counters, scrape_spec_counters, spec_counter_delta
-from runners.power import PowerMonitor
-from runners.server import AttachedServer
-from runners.suite import measure_once
-from runners.sweep import run_sweep
-from runners.workload import Workload
+from runners.harness.measure import parse_spec_counters, scrape_spec_counters, spec_counter_delta
+from runners.harness.power import PowerMonitor
+from runners.harness.server import AttachedServer
+from runners.harness.suite import measure_once
+from runners.harness.sweep import run_sweep
+from runners.harness.workload import Workload
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm"
 BEFORE = (FIXTURES / "metrics_before.txt").read_text()

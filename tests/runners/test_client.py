@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from runners.client import LiveRun, ServiceClient
-from runners.server import free_port
+from runners.delivery.client import LiveRun, ServiceClient
+from runners.harness.server import free_port
 
 
 class ScriptedService:

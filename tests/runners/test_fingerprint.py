@@ -7,9 +7,9 @@ import json
 import os
 from pathlib import Path
 
-from runners.fingerprint import capture, file_sha256
-from runners.payload import quantization_from_ftype
-from runners.power import PowerMonitor
+from runners.harness.fingerprint import capture, file_sha256
+from runners.delivery.payload import quantization_from_ftype
+from runners.harness.power import PowerMonitor
 
 
 def test_it_hashes_a_model_file_once_and_rehashes_it_when_it_changes(tmp_path: Path) -> None:

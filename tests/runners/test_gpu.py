@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from runners.config import ServerConfig, WorkloadConfig
-from runners.power import PowerMonitor
-from runners.server import LlamaServer
-from runners.suite import run_suite
-from runners.workload import Workload
+from runners.harness.power import PowerMonitor
+from runners.harness.server import LlamaServer
+from runners.harness.suite import run_suite
+from runners.harness.workload import Workload
 
 pytestmark = [pytest.mark.gpu, pytest.mark.llama]
 

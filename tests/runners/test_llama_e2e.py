@@ -16,10 +16,10 @@ from leaderboard.results.models import Rig, RigToken, Run
 from runners import stats
 from runners.cli import main
 from runners.config import WorkloadConfig
-from runners.power import PowerMonitor
-from runners.server import LlamaServer
-from runners.suite import run_suite
-from runners.workload import Workload
+from runners.harness.power import PowerMonitor
+from runners.harness.server import LlamaServer
+from runners.harness.suite import run_suite
+from runners.harness.workload import Workload
 
 pytestmark = pytest.mark.llama
 

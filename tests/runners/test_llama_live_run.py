@@ -18,9 +18,9 @@ import pytest
 import requests
 
 from leaderboard.results.models import Rig, RigToken, Run
-from runners.client import ServiceClient
+from runners.delivery.client import ServiceClient
 from runners.pipeline import run_job
-from runners.server import LlamaServer
+from runners.harness.server import LlamaServer
 
 pytestmark = pytest.mark.llama
 
@@ -254,7 +254,7 @@ def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_a
 def test_a_job_that_ended_on_the_service_stops_the_run_and_closes_it_aborted_with_its_samples(
     live_server: Any, cpu_rig: tuple[Rig, str], gemma_server: LlamaServer, tmp_path: Path
 ) -> None:
-    from runners.client import EndedByService
+    from runners.delivery.client import EndedByService
 
     spec = attach_spec(live_server.url, cpu_rig[1], gemma_server, tmp_path, repetitions=12)
     run_uuid = spec["run_uuid"]

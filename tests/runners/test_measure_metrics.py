@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runners.measure import parse_spec_counters
+from runners.harness.measure import parse_spec_counters
 
 VLLM_METRICS = """\
 # HELP vllm:spec_decode_num_draft_tokens_total Number of draft tokens.

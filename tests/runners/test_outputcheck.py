@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runners.outputcheck import check_output
+from runners.harness.outputcheck import check_output
 
 GAME = """<!DOCTYPE html>
 <html><head><style>body { background: #000; }</style></head>

@@ -1,5 +1,5 @@
 """The runner checks the run it built against the service's own definition
-(runners/schema.py) before delivering it: runs it wrote take no complaint, and a
+(runners/delivery/schema.py) before delivering it: runs it wrote take no complaint, and a
 figure the service would refuse is named by its path."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.schema import Limits, payload_problems
+from runners.delivery.schema import Limits, payload_problems
 
 RUNS = sorted(Path("leaderboard/results/demo_data/runs").glob("*.json"))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from runners.power import PowerMonitor, throttle_names
+from runners.harness.power import PowerMonitor, throttle_names
 
 
 class FakeNVMLError(Exception):

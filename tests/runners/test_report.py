@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runners.report import samples_table, summary_line, sweep_table
-from runners.sweep import SweepPoint
+from runners.harness.report import samples_table, summary_line, sweep_table
+from runners.harness.sweep import SweepPoint
 
 # Seed 004's per-run rows: (t/s, draft_n, accepted). Its article publishes
 # 249.30 t/s AVG, 86.6% acceptance, σ ≈ 3.0 and range 10.15.

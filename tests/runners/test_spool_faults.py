@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from runners import client as client_module
-from runners.client import LiveRun, ServiceClient, answer_text
-from runners.server import free_port
+from runners.delivery import client as client_module
+from runners.delivery.client import LiveRun, ServiceClient, answer_text
+from runners.harness.server import free_port
 from tests.runners.test_client import ScriptedService, run_json, service, whole_run
 from tests.runners.unwritable import full_dir, read_only_dir
 
@@ -79,8 +79,8 @@ def test_a_run_no_directory_takes_is_unsaved_and_no_temp_file_is_left(tmp_path: 
 import json, resource, sys
 sys.path.insert(0, {str(ROOT)!r})
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
-from runners.client import ServiceClient
-from runners.server import free_port
+from runners.delivery.client import ServiceClient
+from runners.harness.server import free_port
 url = f"http://127.0.0.1:{{free_port('127.0.0.1')}}"
 client = ServiceClient(url, "t", spool_dir={str(tmp_path / "spool")!r}, timeout_s=2)
 run = {{"uuid": "7d1f1f9e-0000-4000-8000-000000000001", "status": "finished", "log": "x" * 20000}}

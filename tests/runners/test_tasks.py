@@ -12,10 +12,10 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 
 from runners.celery_app import RigEnv, make_app, queue_name
-from runners.jobreport import JobReporter, ServiceUnreachable
+from runners.delivery.jobreport import JobReporter, ServiceUnreachable
 from runners.tasks import TASK_NAME, SpecError, job_config, run_benchmark, soft_deadline
 
-RIG_SIDE = ["runners/tasks.py", "runners/celery_app.py", "runners/jobreport.py"]
+RIG_SIDE = ["runners/tasks.py", "runners/celery_app.py", "runners/delivery/jobreport.py"]
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -77,7 +77,7 @@ def test_a_progress_report_on_a_job_staff_aborted_tells_the_rig_it_ended(rig_env
     import os
 
     from leaderboard.jobs.services import job_abort
-    from runners.jobreport import JobReporter
+    from runners.delivery.jobreport import JobReporter
 
     job = _job(rig_env)
     reporter = JobReporter(

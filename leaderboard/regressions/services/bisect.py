@@ -18,7 +18,7 @@ from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatu
 from leaderboard.regressions.services.detection import build_queue
 from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
-from runners.gitrepo import GitError, commits_between, mirror
+from runners.builds.gitrepo import GitError, commits_between, mirror
 
 
 def _range(verdict: Verdict) -> list[str]:

@@ -20,11 +20,11 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
-from runners.gitrepo import GitError, ls_remote
+from runners.builds.gitrepo import GitError, ls_remote
 
 logger = logging.getLogger(__name__)
 
-# Registered by the rig's worker (runners/nightly.py); the service only names it.
+# Registered by the rig's worker (runners/builds/nightly.py); the service only names it.
 NIGHTLY_RIG_TASK = "rigboard.nightly_build_and_bench"
 # The beat entry (made by migration 0002, remade by nightly_schedule_ensure) and its task.
 NIGHTLY_SCHEDULE_NAME = "nightly regression"

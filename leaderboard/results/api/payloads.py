@@ -1,4 +1,4 @@
-"""Run payloads checked against their one definition (runners/schema.py) and
+"""Run payloads checked against their one definition (runners/delivery/schema.py) and
 answered in the API's error shape; also how the OpenAPI schema describes them.
 
 The schema is pydantic's JSON Schema of the same models, written as OpenAPI
@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from rest_framework import exceptions, serializers
 
 from leaderboard.results.models import Architecture, Engine, RunStatus, SpeculativeType
-from runners import schema
-from runners.schema_types import field_errors
+from runners.delivery import schema
+from runners.delivery.schema_types import field_errors
 
 
 def limits() -> schema.Limits:
@@ -100,7 +100,7 @@ def openapi(node: Any) -> Any:
 class PayloadExtension(OpenApiSerializerExtension):
     """drf-spectacular reads the payload models (``extend_schema(request=RunCreateInput)``)."""
 
-    target_class = "runners.schema.Payload"
+    target_class = "runners.delivery.schema.Payload"
     match_subclasses = True
     priority = 1  # over drf-spectacular's own pydantic extension (serialization mode, OpenAPI 3.1 nulls)
 

@@ -2,7 +2,7 @@
 
 A runner keeps the run it has open on the service alive: it appends each
 repetition and sweep point, and in between sends an empty append every minute
-(runners/client.py, ``HEARTBEAT_S``), so ``Run.updated_at`` is never much older
+(runners/delivery/client.py, ``HEARTBEAT_S``), so ``Run.updated_at`` is never much older
 than a minute while the runner lives. A run still open past
 RIGBOARD_RUN_SILENCE_S since then lost its runner (killed, its machine off):
 it is closed as aborted with the samples and sweep points it had. A runner that

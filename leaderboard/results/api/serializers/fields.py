@@ -11,7 +11,7 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
-from runners.schema_types import json_type
+from runners.delivery.schema_types import json_type
 
 
 def _reject_non_numbers(field: serializers.Field, data: Any) -> None:

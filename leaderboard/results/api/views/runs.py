@@ -23,7 +23,7 @@ from leaderboard.results.models import RigToken, Run
 from leaderboard.results.services.append import run_append
 from leaderboard.results.services.runs import RunCreateResult, run_create_measured
 from leaderboard.results.speedups.prefetch import attach_prefetched
-from runners import schema
+from runners.delivery import schema
 
 _ERRORS = {
     400: OpenApiResponse(description='Bad input: {"errors": {"field.path": ["why"]}}'),

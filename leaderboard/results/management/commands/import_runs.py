@@ -2,7 +2,7 @@
 
 Each file holds one run payload (docs/api.md), as ``python -m runners run --no-post
 --output FILE`` writes it; it is validated as ``POST /api/runs/`` validates it
-(runners/schema.py) and stored as a measured run of the rig, idempotently (the run's uuid).
+(runners/delivery/schema.py) and stored as a measured run of the rig, idempotently (the run's uuid).
 ``--create-rig`` registers a rig with no GPUs (a CPU rig) when the name is new."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Mapping decisions (the file's wording → Rigboard's columns):
   the article's summary is stored (``'published'``), or none at all when it printed none.
 - sizes printed in GB are stored as bytes with GB = 10⁹.
 - the run parts (stack, model file, configuration, workload, per-run rows, sweep points) are
-  checked by the run payload's one definition (runners/schema.py), as a measured run is.
+  checked by the run payload's one definition (runners/delivery/schema.py), as a measured run is.
 - every report is also kept verbatim in ``Run.extra['published']['report']`` (per-report rig
   and stack notes, technique.other, a month-only date, …), so nothing in the file is lost.
 """
@@ -39,8 +39,8 @@ from leaderboard.results.models import (
     SpeculativeType,
     SummarySource,
 )
-from runners import schema
-from runners.schema_types import field_errors
+from runners.delivery import schema
+from runners.delivery.schema_types import field_errors
 
 FORMAT = "published-results/1"
 # Part of every report's content hash: bump it when the mapping below changes, so the next
@@ -144,7 +144,7 @@ class ReportedSweepPoint(schema.SweepPointInput):
     ctx_tokens: schema.Whole | None = Field(default=None, ge=0, le=schema.MAX_TOKENS)  # type: ignore[assignment]
 
 
-# The run payload's parts (runners/schema.py) → what the file calls them, for messages.
+# The run payload's parts (runners/delivery/schema.py) → what the file calls them, for messages.
 _FILE_PARTS = {"stack": "stack", "model_file": "model", "configuration": "config", "workload": "workload"}
 
 
@@ -206,7 +206,7 @@ def run_create_kwargs(report: Mapping[str, Any], content_sha256: str, source: So
     """Return run_create's keyword arguments (all but ``rig``) for one report.
 
     The mapping (the file's names and units → Rigboard's) is here; the values are
-    checked by the run payload's one definition (runners/schema.py), as a measured
+    checked by the run payload's one definition (runners/delivery/schema.py), as a measured
     run's are, part by part."""
     rid = report["id"]
     where = f"report {rid}"

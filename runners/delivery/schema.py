@@ -2,7 +2,7 @@
 
 The service validates POST /api/runs/ (and the append and finish bodies),
 ``manage.py import_runs`` and llama-bench intake with these models; the runner
-checks what it is about to send with the same ones (runners/payload.py), so a
+checks what it is about to send with the same ones (runners/delivery/payload.py), so a
 run the runner spools is a run the service takes. Django-free on purpose: the
 rig side imports no Django (pyproject.toml's import contracts).
 
@@ -29,7 +29,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic import model_validator as _model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from runners.schema_types import (
+from runners.delivery.schema_types import (
     AwareDatetime,
     Boolean,
     FilledText,
@@ -407,7 +407,7 @@ class RunCreateInput(Payload):
 def validated(model: type[Payload], data: Any, *, limits: Limits | None = None) -> dict[str, Any]:
     """Return ``data`` checked against ``model`` as a plain dict (fields left out
     stay out, unless they have a default); raise pydantic's ValidationError,
-    which ``runners.schema_types.field_errors`` words field by field."""
+    which ``runners.delivery.schema_types.field_errors`` words field by field."""
     if not isinstance(data, dict):
         raise ValidationError.from_exception_data(
             model.__name__,

@@ -24,10 +24,10 @@ from typing import Any
 import requests
 
 from runners.distribution import level_stats
-from runners.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
-from runners.power import PowerMonitor
-from runners.server import ServerHandle
-from runners.workload import Workload
+from runners.harness.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
+from runners.harness.power import PowerMonitor
+from runners.harness.server import ServerHandle
+from runners.harness.workload import Workload
 
 Progress = Callable[[str, int, int], None]
 

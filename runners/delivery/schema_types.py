@@ -1,4 +1,4 @@
-"""The field types of the run payload (runners/schema.py) and the wording of their errors.
+"""The field types of the run payload (runners/delivery/schema.py) and the wording of their errors.
 
 A JSON API takes JSON's own types: a figure must be a JSON number, text a JSON
 string, a flag true or false. Looser readers turn ``"12.5"`` into 12.5 and

@@ -6,12 +6,12 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from runners.concurrency import LevelResult
+from runners.harness.concurrency import LevelResult
 from runners.config import RigConfig
-from runners.measure import Sample
-from runners.server import ServerHandle
-from runners.sweep import SweepPoint, sweep_deltas
-from runners.workload import Workload
+from runners.harness.measure import Sample
+from runners.harness.server import ServerHandle
+from runners.harness.sweep import SweepPoint, sweep_deltas
+from runners.harness.workload import Workload
 
 HARNESS = "rigboard-runner/1"
 _ARCHITECTURES = {"dense", "moe", "hybrid", "unknown"}

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runners.gguf import GgufError, GgufHeader, read_header
-from runners.power import PowerMonitor
+from runners.harness.gguf import GgufError, GgufHeader, read_header
+from runners.harness.power import PowerMonitor
 
 
 def cpu_model() -> str:

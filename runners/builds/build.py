@@ -8,7 +8,7 @@ configure or compile is recorded too (with the log tail) and not retried: the
 same source fails the same way. A failed *fetch* is not recorded, because the
 network, not the commit, may be at fault.
 
-    python -m runners.build --repo https://github.com/ggml-org/llama.cpp --commit <sha> \\
+    python -m runners.builds.build --repo https://github.com/ggml-org/llama.cpp --commit <sha> \\
         --flags "-DGGML_CUDA=ON" --cache-dir ~/.cache/rigboard/builds
 """
 
@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from runners.gitrepo import GitError, git, ls_remote
+from runners.builds.gitrepo import GitError, git, ls_remote
 
 BUILT = "built"
 FAILED = "failed"

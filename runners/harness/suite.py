@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import requests
 
-from runners.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
-from runners.outputcheck import check_output
-from runners.power import PowerMonitor, PowerReading
-from runners.server import ServerHandle
-from runners.workload import Workload
+from runners.harness.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
+from runners.harness.outputcheck import check_output
+from runners.harness.power import PowerMonitor, PowerReading
+from runners.harness.server import ServerHandle
+from runners.harness.workload import Workload
 
 Progress = Callable[[str, int, int], None]
 OnSample = Callable[[Sample], None]

@@ -5,7 +5,7 @@ Every way a launch can go wrong becomes a ServerError with a ``kind`` and the
 server's log tail *before* any repetition is measured, so a bad config never
 produces a counted run.
 
-A launched server does not outlive its runner: see runners/orphans.py.
+A launched server does not outlive its runner: see runners/harness/orphans.py.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 import requests
 
 from runners.config import GENERIC_OPENAI, AttachConfig, ConfigError, ServerConfig, command_line_text
-from runners.gguf import GgufError, GgufHeader, read_header
-from runners.orphans import die_with_parent, record_server, stop_orphans
+from runners.harness.gguf import GgufError, GgufHeader, read_header
+from runners.harness.orphans import die_with_parent, record_server, stop_orphans
 
 logger = logging.getLogger(__name__)
 

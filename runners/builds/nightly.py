@@ -11,7 +11,7 @@ runs, so the service judges runs that are already stored.
 
 Environment, besides runners/celery_app.py's: RIGBOARD_BUILD_CACHE_DIR (where
 builds are cached by commit; default ~/.cache/rigboard/builds; ccache keeps its
-objects in its ``ccache/`` unless CCACHE_DIR is set, see runners/build.py).
+objects in its ``ccache/`` unless CCACHE_DIR is set, see runners/builds/build.py).
 
 A first build of a reference config comes with several entries for it in
 ``runs`` (repeats, each with its own run uuid): they run one after the other
@@ -30,7 +30,7 @@ from typing import Any
 from celery import Task
 
 from runners import pipeline
-from runners.build import BuildError, BuildResult, BuildSpec, build
+from runners.builds.build import BuildError, BuildResult, BuildSpec, build
 from runners.celery_app import RigEnv, app
 
 logger = logging.getLogger(__name__)
