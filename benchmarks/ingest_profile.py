@@ -53,6 +53,7 @@ def main() -> int:
         LOG_LEVEL="WARNING",
         DJANGO_SETTINGS_MODULE="leaderboard.settings",
         PYTHONWARNINGS="ignore:No directory at",
+        RIGBOARD_THROTTLE_RIG_WRITES="off",  # as in ingest.py: the write limit would answer 429
     )
     os.environ.pop("CELERY_BROKER_URL", None)
     sys.path.insert(0, str(ROOT))
