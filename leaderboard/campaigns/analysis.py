@@ -132,7 +132,7 @@ def campaign_analysis(
         for t in trials
         if t.state == "failed"
     ]
-    out.boundary = _boundary(space, trials)
+    out.boundary = _boundary(space, trials) + _failing_combinations(space, trials)
     fits = [fit_points(name, _numeric_pairs(name, ok)) for name in space]
     for name, by_number in (derived_x or {}).items():
         fits.append(fit_points(name, [(by_number[t.number], float(t.value or 0)) for t in ok if t.number in by_number]))
@@ -204,6 +204,51 @@ def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> lis
         if low_fail > max(ran):
             kinds = sorted({t.failure_kind for t in trials if t.state == "failed" and t.params.get(name) == low_fail})
             lines.append(f"{name} ≥ {low_fail} failed ({', '.join(kinds)}); ≤ {max(ran)} ran")
+    return lines
+
+
+def _failing_combinations(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> list[str]:
+    """Return sentences like "cache_type_v = q8_0 with flash_attn = off: failed in all 3 trials
+    that had it (server_start); each ran without the other" for the non-numeric parameters.
+
+    A value, or a pair of values, is named when at least two trials had it and every one of them
+    failed, while other trials ran; a pair only when neither of its values says so alone, and
+    nothing whose failed trials another named one already covers."""
+    finished = [t for t in trials if t.state in {"complete", "failed"}]
+    if not any(t.state == "complete" for t in finished):
+        return []
+    names = [
+        n for n, values in space.items() if len(values) > 1 and not all(isinstance(v, int | float) for v in values)
+    ]
+    values = sorted({(n, str(t.params[n])) for t in finished if t.state == "failed" for n in names if n in t.params})
+
+    def had(condition: tuple[tuple[str, str], ...]) -> list[TrialRow]:
+        return [t for t in finished if all(n in t.params and str(t.params[n]) == v for n, v in condition)]
+
+    def always_failed(condition: tuple[tuple[str, str], ...]) -> bool:
+        matched = had(condition)
+        return len(matched) >= 2 and all(t.state == "failed" for t in matched)
+
+    singles = [(c,) for c in values if always_failed((c,))]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(values)
+        for b in values[i + 1 :]
+        if a[0] != b[0] and (a,) not in singles and (b,) not in singles and always_failed((a, b))
+    ]
+    lines: list[str] = []
+    covered: list[set[int]] = []
+    for condition in sorted([*singles, *pairs], key=lambda c: (-len(had(c)), len(c), c)):
+        matched = had(condition)
+        numbers = {t.number for t in matched}
+        if any(numbers <= seen for seen in covered):
+            continue
+        covered.append(numbers)
+        kinds = ", ".join(sorted({t.failure_kind for t in matched if t.failure_kind}))
+        what = " with ".join(f"{n} = {v}" for n, v in condition)
+        ran_alone = len(condition) == 2 and all(any(t.state == "complete" for t in had((c,))) for c in condition)
+        alone = "; each ran without the other" if ran_alone else ""
+        lines.append(f"{what}: failed in all {len(matched)} trials that had it ({kinds}){alone}")
     return lines
 
 
