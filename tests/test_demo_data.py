@@ -125,7 +125,13 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     assert all(linked for *_, uuid, linked in campaign["trials"] if uuid)
     assert campaign["page"] == 200
     budget = recorded["campaign"]["campaign"]["budget"]["trials"]
-    assert f"{len(campaign['trials'])} of {budget}" in campaign["page_text"]
+    searched = [t for t in recorded["campaign"]["trials"] if t.get("role", "search") == "search"]
+    assert f"{len(searched)} of {budget}" in campaign["page_text"]
+    # A real failure (llama-server refuses a quantized V cache without flash attention), named on the page.
+    (failed,) = [t for t in recorded["campaign"]["trials"] if t["state"] == "failed"]
+    assert "quantized V cache requires flash_attn" in failed["log_tail"]
+    assert "cache_type_v = q8_0 with flash_attn = off: failed in the one trial that had it" in campaign["page_text"]
+    assert "confirmed by 10 repetitions" in campaign["page_text"]
 
     # The nightly timeline: the service judged the recorded runs again and came to the recorded verdicts.
     timeline = result["timeline"]

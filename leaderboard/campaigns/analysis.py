@@ -211,9 +211,10 @@ def _failing_combinations(space: Mapping[str, list[Any]], trials: Sequence[Trial
     """Return sentences like "cache_type_v = q8_0 with flash_attn = off: failed in all 3 trials
     that had it (server_start); each ran without the other" for the non-numeric parameters.
 
-    A value, or a pair of values, is named when at least two trials had it and every one of them
-    failed, while other trials ran; a pair only when neither of its values says so alone, and
-    nothing whose failed trials another named one already covers."""
+    A value, or a pair of values, is named when every trial that had it failed while other trials
+    ran; a pair only when neither of its values says so alone; nothing whose failed trials another
+    named one already covers; and for a lone failed trial, only the one explanation its values
+    leave (two would be a guess)."""
     finished = [t for t in trials if t.state in {"complete", "failed"}]
     if not any(t.state == "complete" for t in finished):
         return []
@@ -227,7 +228,7 @@ def _failing_combinations(space: Mapping[str, list[Any]], trials: Sequence[Trial
 
     def always_failed(condition: tuple[tuple[str, str], ...]) -> bool:
         matched = had(condition)
-        return len(matched) >= 2 and all(t.state == "failed" for t in matched)
+        return bool(matched) and all(t.state == "failed" for t in matched)
 
     singles = [(c,) for c in values if always_failed((c,))]
     pairs = [
@@ -236,19 +237,24 @@ def _failing_combinations(space: Mapping[str, list[Any]], trials: Sequence[Trial
         for b in values[i + 1 :]
         if a[0] != b[0] and (a,) not in singles and (b,) not in singles and always_failed((a, b))
     ]
+    explanations: dict[frozenset[int], int] = {}
+    for condition in [*singles, *pairs]:
+        key = frozenset(t.number for t in had(condition))
+        explanations[key] = explanations.get(key, 0) + 1
     lines: list[str] = []
-    covered: list[set[int]] = []
+    covered: list[frozenset[int]] = []
     for condition in sorted([*singles, *pairs], key=lambda c: (-len(had(c)), len(c), c)):
         matched = had(condition)
-        numbers = {t.number for t in matched}
-        if any(numbers <= seen for seen in covered):
+        numbers = frozenset(t.number for t in matched)
+        if any(numbers <= seen for seen in covered) or (len(numbers) == 1 and explanations[numbers] > 1):
             continue
         covered.append(numbers)
         kinds = ", ".join(sorted({t.failure_kind for t in matched if t.failure_kind}))
         what = " with ".join(f"{n} = {v}" for n, v in condition)
         ran_alone = len(condition) == 2 and all(any(t.state == "complete" for t in had((c,))) for c in condition)
         alone = "; each ran without the other" if ran_alone else ""
-        lines.append(f"{what}: failed in all {len(matched)} trials that had it ({kinds}){alone}")
+        count = f"all {len(matched)} trials" if len(matched) > 1 else "the one trial"
+        lines.append(f"{what}: failed in {count} that had it ({kinds}){alone}")
     return lines
 
 
