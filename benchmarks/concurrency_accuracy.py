@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runners.harness.concurrency import run_level  # noqa: E402
 from runners.config import ServerConfig, WorkloadConfig  # noqa: E402
+from runners.harness.concurrency import run_level  # noqa: E402
 from runners.harness.power import PowerMonitor  # noqa: E402
 from runners.harness.server import LlamaServer  # noqa: E402
 from runners.harness.workload import Workload  # noqa: E402

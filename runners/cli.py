@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from runners.campaign import driver as campaign_cli
-from runners.delivery.client import ServiceClient
 from runners.config import ConfigError, RigConfig, read_spec
-from runners.pipeline import JobResult, run_job
+from runners.delivery.client import ServiceClient
 from runners.harness.progress import ProgressBar
 from runners.harness.server import ServerError
+from runners.pipeline import JobResult, run_job
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,21 +28,20 @@ from typing import Any
 import requests
 from celery.exceptions import SoftTimeLimitExceeded
 
-from runners.harness import report
-
 from runners import stats
-from runners.delivery.client import Delivery, EndedByService, LiveRun, ServiceClient
-from runners.harness.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.config import ConfigError, RigConfig
-from runners.harness.fingerprint import capture
+from runners.delivery.client import Delivery, EndedByService, LiveRun, ServiceClient
 from runners.delivery.payload import build_payload
-from runners.harness.power import PowerMonitor
 from runners.delivery.schema import payload_problems
+from runners.harness import report
+from runners.harness.concurrency import LevelResult, concurrency_table, run_concurrency
+from runners.harness.fingerprint import capture
+from runners.harness.power import PowerMonitor
 from runners.harness.server import AttachedServer, LlamaServer, ServerHandle
-from runners.stats import acceptance_pct, summarize
 from runners.harness.suite import SuiteResult, run_suite
 from runners.harness.sweep import SweepPoint, run_sweep
 from runners.harness.workload import Workload
+from runners.stats import acceptance_pct, summarize
 
 logger = logging.getLogger(__name__)
 

@@ -50,8 +50,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 from runners import pipeline
 from runners.campaign.hooks import run_trial_job
 from runners.celery_app import RigEnv, app
-from runners.delivery.client import EndedByService
 from runners.config import RigConfig
+from runners.delivery.client import EndedByService
 from runners.delivery.jobreport import ENDED_STATUSES, JobConflict, JobReporter, ServiceUnreachable
 
 logger = logging.getLogger(__name__)

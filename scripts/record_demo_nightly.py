@@ -62,8 +62,8 @@ from leaderboard.regressions.services.imports import TIMELINE_FORMAT  # noqa: E4
 from leaderboard.results.models import Rig, RigToken  # noqa: E402
 from leaderboard.results.services.rigs import rig_create  # noqa: E402
 from runners import pipeline  # noqa: E402
-from runners.celery_app import RigEnv  # noqa: E402
 from runners.builds.nightly import nightly_build_and_bench  # noqa: E402
+from runners.celery_app import RigEnv  # noqa: E402
 from tests.fixtures.regressions import (  # noqa: E402
     BUILD_CACHE,
     PORTABLE_FLAGS,

@@ -1,5 +1,6 @@
 """Storing run documents from files: the JSON a runner writes with ``--output``
-(the body of ``POST /api/runs/``), checked by the run payload's one definition (runners.delivery.schema), as that endpoint is,
+(the body of ``POST /api/runs/``), checked by the run payload's one definition
+(runners.delivery.schema), as that endpoint is,
 and stored by the same service. ``manage.py import_runs`` and the importers of
 recorded campaigns and nightly timelines all come this way."""
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from runners.campaign.quality import model_quality
 from runners.campaign.search import MedianPrune
-from runners.delivery.client import EndedByService
 from runners.config import RigConfig
+from runners.delivery.client import EndedByService
 from runners.pipeline import JobResult, run_job
 
 PRUNED = "pruned"

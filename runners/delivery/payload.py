@@ -6,8 +6,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from runners.harness.concurrency import LevelResult
 from runners.config import RigConfig
+from runners.harness.concurrency import LevelResult
 from runners.harness.measure import Sample
 from runners.harness.server import ServerHandle
 from runners.harness.sweep import SweepPoint, sweep_deltas

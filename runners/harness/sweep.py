@@ -18,9 +18,9 @@ from runners.config import GENERIC_OPENAI, SweepConfig
 from runners.harness.measure import Sample, measure_stream
 from runners.harness.power import PowerMonitor
 from runners.harness.server import ServerHandle
-from runners.stats import relative_delta_pct, tokens_per_kwh
 from runners.harness.suite import Progress, apply_power, failure_reason
 from runners.harness.workload import Workload
+from runners.stats import relative_delta_pct, tokens_per_kwh
 
 # Varied technical prose, numbered per block so no two blocks are identical
 # (n-gram speculation must not find the prompt trivially repetitive).

@@ -22,8 +22,8 @@ from typing import Any
 
 from runners.config import ConfigError
 from runners.harness.fingerprint import capture
-from runners.llamabench.parse import BenchRow, parse, row_payload
 from runners.harness.power import PowerMonitor
+from runners.llamabench.parse import BenchRow, parse, row_payload
 
 _TEST = re.compile(r"^(pp|tg)([1-9][0-9]*)$")
 

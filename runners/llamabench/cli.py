@@ -17,8 +17,8 @@ from typing import Any
 
 import requests
 
-from runners.delivery.client import ServiceClient
 from runners.config import ConfigError, read_spec
+from runners.delivery.client import ServiceClient
 from runners.llamabench.bench import bench_config, run_bench
 from runners.llamabench.parse import LlamaBenchError, parse
 

@@ -106,8 +106,8 @@ def test_llama_server_is_built_for_real_from_the_llama_cpp_tree(
 
 def test_the_nightly_run_config_points_the_reference_at_the_new_binary_and_commit() -> None:
     from runners.builds.build import BuildResult
-    from runners.celery_app import RigEnv
     from runners.builds.nightly import run_config
+    from runners.celery_app import RigEnv
 
     built = BuildResult(
         commit="c" * 40, status=BUILT, build_time_s=1.0, compiler="g++", log_tail="", binary_path="/b/llama-server"

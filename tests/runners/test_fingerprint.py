@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from runners.harness.fingerprint import capture, file_sha256
 from runners.delivery.payload import quantization_from_ftype
+from runners.harness.fingerprint import capture, file_sha256
 from runners.harness.power import PowerMonitor
 
 

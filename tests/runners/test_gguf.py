@@ -20,9 +20,9 @@ import requests
 from gguf import GGUFReader, GGUFWriter, LlamaFileType
 
 from runners.config import AttachConfig, ModelConfig, RigConfig, ServerConfig
+from runners.delivery.payload import model_file_payload, model_fingerprint, quantization_from_ftype
 from runners.harness.fingerprint import gguf_header, model_file_info
 from runners.harness.gguf import LLAMA_FTYPES, GgufError, read_header
-from runners.delivery.payload import model_file_payload, model_fingerprint, quantization_from_ftype
 from runners.harness.server import AttachedServer, LlamaServer, ServerError, ServerHandle
 
 

@@ -174,9 +174,9 @@ def test_a_levels_energy_per_token_comes_from_nvml(gemma_server: Any, monkeypatc
     the one boundary NVML is imported through; the requests are real."""
     import sys
 
-    from runners.harness.concurrency import run_level
     from runners.config import WorkloadConfig
     from runners.distribution import level_stats
+    from runners.harness.concurrency import run_level
     from runners.harness.power import PowerMonitor
     from runners.harness.workload import Workload
     from tests.runners.test_power import fake_pynvml

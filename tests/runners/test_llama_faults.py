@@ -17,10 +17,10 @@ import requests
 
 from leaderboard.results.models import Rig, RigToken, Run
 from runners.cli import main
-from runners.delivery.client import ServiceClient
 from runners.config import ConfigError
-from runners.pipeline import run_job
+from runners.delivery.client import ServiceClient
 from runners.harness.server import ServerError, free_port
+from runners.pipeline import run_job
 from tests.runners.test_llama_e2e import job_spec
 
 pytestmark = pytest.mark.llama

@@ -25,11 +25,11 @@ from django.utils import timezone
 from leaderboard.results.models import Rig, Run, Sample
 from leaderboard.results.services.silent import runs_close_silent
 from runners.cli import main
-from runners.delivery.client import ServiceClient
 from runners.config import ServerConfig
+from runners.delivery.client import ServiceClient
 from runners.harness.orphans import _cmdline, process_start_time
-from runners.pipeline import run_job
 from runners.harness.server import free_port
+from runners.pipeline import run_job
 from tests.runners.test_llama_e2e import job_spec
 from tests.runners.test_llama_faults import cpu_rig, pids_with, small
 from tests.runners.unwritable import full_dir, read_only_dir

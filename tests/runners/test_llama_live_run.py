@@ -19,8 +19,8 @@ import requests
 
 from leaderboard.results.models import Rig, RigToken, Run
 from runners.delivery.client import ServiceClient
-from runners.pipeline import run_job
 from runners.harness.server import LlamaServer
+from runners.pipeline import run_job
 
 pytestmark = pytest.mark.llama
 

@@ -142,7 +142,8 @@ MEASURED_RUN_FIELDS = (
 
 
 def run_create_measured(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult:
-    """Store a validated run payload (``runners.delivery.schema.validated(RunCreateInput, …)``) as a measured run of ``rig``.
+    """Store a validated run payload (``runners.delivery.schema.validated(RunCreateInput, …)``)
+    as a measured run of ``rig``.
 
     The one mapping from the payload to ``run_create``, shared by the API, the
     llama-bench import and ``manage.py import_runs``. Reported results never come
