@@ -10,55 +10,61 @@ DEBUG=false the production hardening below switches on and
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Lower case: every upper-case name here is read as a setting.
+_Parsed = TypeVar("_Parsed")
 
 
 def env_str(name: str, default: str) -> str:
     return os.environ.get(name, default)
 
 
-def env_bool(name: str, default: bool) -> bool:
+def _env_parsed(name: str, default: _Parsed, parse: Callable[[str], _Parsed], expected: str) -> _Parsed:
+    """Return ``parse`` of the variable ``name``; ``default`` when it is unset or empty.
+    Raise ImproperlyConfigured naming the variable if ``parse`` raises ValueError."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be {expected}, got {raw!r}") from exc
+
+
+def _parse_bool(raw: str) -> bool:
     lowered = raw.strip().lower()
     if lowered in {"1", "true", "yes", "on"}:
         return True
     if lowered in {"0", "false", "no", "off"}:
         return False
-    raise ImproperlyConfigured(f"{name} must be a boolean (true/false), got {raw!r}")
+    raise ValueError(raw)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    return _env_parsed(name, default, _parse_bool, "a boolean (true/false)")
 
 
 def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+    return _env_parsed(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
+    return _env_parsed(name, default, float, "a number")
+
+
+def _parse_list(raw: str) -> list[str]:
+    return [item.strip() for item in raw.split(",") if item.strip()]
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
+    return _env_parsed(name, default, _parse_list, "a comma-separated list")
 
 
 # Off unless asked for: a service started without settings must not show

@@ -121,26 +121,26 @@ def filter_options() -> FilterOptions:
     )
 
 
+# The form fields that narrow the runs by one lookup each, when given.
+_FIELD_LOOKUPS = {
+    "rig": "rig__name",
+    "model": "model_file__name__icontains",
+    "model_file": "model_file_id",
+    "engine": "stack__engine",
+    "spec": "configuration__speculative_type",
+    "quant": "model_file__quantization",
+    "workload": "workload_id",
+    "provenance": "provenance",
+}
+
+
 def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
     """Return ``queryset`` narrowed by a valid form's ``cleaned_data``."""
     if data.get("gpu"):
         queryset = queryset.filter(rig__in=rigs_only_with(data["gpu"]))
-    if data.get("rig"):
-        queryset = queryset.filter(rig__name=data["rig"])
-    if data.get("model"):
-        queryset = queryset.filter(model_file__name__icontains=data["model"])
-    if data.get("model_file"):
-        queryset = queryset.filter(model_file_id=data["model_file"])
-    if data.get("engine"):
-        queryset = queryset.filter(stack__engine=data["engine"])
-    if data.get("spec"):
-        queryset = queryset.filter(configuration__speculative_type=data["spec"])
-    if data.get("quant"):
-        queryset = queryset.filter(model_file__quantization=data["quant"])
-    if data.get("workload"):
-        queryset = queryset.filter(workload_id=int(data["workload"]))
-    if data.get("provenance"):
-        queryset = queryset.filter(provenance=data["provenance"])
+    for name, lookup in _FIELD_LOOKUPS.items():
+        if data.get(name):
+            queryset = queryset.filter(**{lookup: data[name]})
     # Whole UTC days as a half-open range on the raw column, so its index serves it.
     if data.get("since"):
         queryset = queryset.filter(created_at__gte=_day_start(data["since"]))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from leaderboard.results.models import Configuration, Engine, ModelFile, Run, SpeculativeType
+from leaderboard.results.models import Engine, Run, SpeculativeType
 
 
 def electricity_usd_per_mtok(tokens_per_kwh: float | None, usd_per_kwh: float) -> float | None:
@@ -56,17 +56,6 @@ def class_label(
     else:
         suffix = weight_format if weight_format not in ("", "GGUF") else ""
     return " + ".join(p for p in (head, suffix) if p)
-
-
-def model_class(model_file: ModelFile, configuration: Configuration) -> str:
-    """Return ``class_label`` for a model file run with a configuration."""
-    return class_label(
-        total_params_b=model_file.total_params_b,
-        active_params_b=model_file.active_params_b,
-        architecture=model_file.architecture,
-        speculative_type=configuration.speculative_type,
-        weight_format=model_file.weight_format,
-    )
 
 
 @dataclass(frozen=True)

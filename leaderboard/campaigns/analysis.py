@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from leaderboard.campaigns.fits import CEILING, PowerFit, best_fit, fit_ceiling, fit_power
-from leaderboard.campaigns.pareto import front_summary, pareto_points
+from leaderboard.campaigns.pareto import ParetoTrial, front_summary, pareto_points
 from runners.campaign.confirm import confirmation_summary
 from runners.campaign.search import best_feasible, is_search
 from runners.campaign.spec import OBJECTIVES
@@ -27,12 +27,10 @@ SEED_003 = PowerFit("model GB in RAM", CEILING, a=9.81e-6, alpha=4.247, alpha_ci
 SEED_003_FIT = {**SEED_003.as_dict(), "formula": SEED_003.formula(), "source": "seed 003"}
 
 
-class TrialRow(Protocol):
-    number: int
-    params: dict[str, Any]
-    state: str
-    value: float | None
-    metrics: dict[str, Any]
+class TrialRow(ParetoTrial, Protocol):
+    """A trial as the analysis reads it: what the Pareto front reads, and its
+    samples and failure."""
+
     samples: list[Any]
     failure_kind: str
     failure_reason: str

@@ -19,15 +19,8 @@ from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
 from leaderboard.core.errors import ApplicationError
-from leaderboard.results.models import Rig, RigToken
-
-
-def _is_staff(request: Request) -> bool:
-    return bool(request.user and request.user.is_authenticated and request.user.is_staff)
-
-
-def _token_rig_id(request: Request) -> int | None:
-    return request.auth.rig_id if isinstance(request.auth, RigToken) else None
+from leaderboard.results.api.permissions import is_staff, token_rig_id
+from leaderboard.results.models import Rig
 
 
 def _body(request: Request) -> dict[str, Any]:
@@ -42,12 +35,12 @@ class IsStaffOrRigToken(permissions.BasePermission):
     def has_permission(self, request: Request, view: Any) -> bool:
         if request.method in permissions.SAFE_METHODS:
             return True
-        return _is_staff(request) or _token_rig_id(request) is not None
+        return is_staff(request) or token_rig_id(request) is not None
 
 
 def _own_campaign(request: Request, campaign_id: int) -> Campaign:
     campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
-    if not _is_staff(request) and _token_rig_id(request) != campaign.rig_id:
+    if not is_staff(request) and token_rig_id(request) != campaign.rig_id:
         raise ApplicationError("this campaign belongs to another rig", field="detail", status_code=403)
     return campaign
 
@@ -107,7 +100,7 @@ class CampaignListCreateApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = _body(request)
-        token_rig = _token_rig_id(request)
+        token_rig = token_rig_id(request)
         name = data.get("rig")
         if token_rig is not None:
             rig = Rig.objects.get(pk=token_rig)

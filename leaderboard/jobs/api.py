@@ -18,25 +18,18 @@ from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob, JobKind, Jo
 from leaderboard.jobs.selectors import jobs_list
 from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
 from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.permissions import is_staff, token_rig_id
 from leaderboard.results.api.serializers.fields import StrictCharField, whole
-from leaderboard.results.models import Rig, RigToken
+from leaderboard.results.models import Rig
 
 _NO_BROKER = OpenApiResponse(description="No Celery broker is configured.")
-
-
-def _is_staff(request: Request) -> bool:
-    return bool(request.user and request.user.is_authenticated and request.user.is_staff)
-
-
-def _token_rig_id(request: Request) -> int | None:
-    return request.auth.rig_id if isinstance(request.auth, RigToken) else None
 
 
 class IsStaff(permissions.BasePermission):
     message = "Only staff may do this."
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        return _is_staff(request)
+        return is_staff(request)
 
 
 class IsStaffOrRigToken(permissions.BasePermission):
@@ -45,10 +38,10 @@ class IsStaffOrRigToken(permissions.BasePermission):
     message = "Jobs are visible to staff and to the job's own rig (Authorization: Token <token>)."
 
     def has_permission(self, request: Request, view: Any) -> bool:
-        return _is_staff(request) or _token_rig_id(request) is not None
+        return is_staff(request) or token_rig_id(request) is not None
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
-        return _is_staff(request) or _token_rig_id(request) == obj.rig_id
+        return is_staff(request) or token_rig_id(request) == obj.rig_id
 
 
 class JobRunOutputSerializer(serializers.Serializer):
@@ -132,7 +125,7 @@ class JobListCreateApi(JobApiView):
 
     @extend_schema(parameters=[FilterSerializer], responses=JobOutputSerializer(many=True))
     def get(self, request: Request) -> Response:
-        rig_id = None if _is_staff(request) else _token_rig_id(request)
+        rig_id = None if is_staff(request) else token_rig_id(request)
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         jobs = jobs_list(
@@ -202,7 +195,7 @@ class JobStatusApi(JobApiView):
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        if _token_rig_id(request) is None:  # staff, not the rig
+        if token_rig_id(request) is None:  # staff, not the rig
             if fields["status"] != JobStatus.ABORTED:
                 raise ApplicationError("staff may only abort a job; the rig reports the rest", field="status")
             reason = fields["error"] or f"aborted by {request.user.get_username()}"

@@ -16,6 +16,17 @@ EVIL = "<script>alert(1)</script>"
 UNICODE = "Rïg ☃ 日本語 🚀"
 
 
+def page_url(page: str, first, second) -> str:
+    """Return the URL of ``page`` showing ``first`` (and ``second`` where a page shows two runs)."""
+    return {
+        "leaderboard": "/",
+        "rig": f"/rigs/{first.rig_id}/",
+        "run": f"/runs/{first.pk}/",
+        "compare": f"/compare/?runs={first.pk},{second.pk}",
+        "sweeps": f"/sweeps/?runs={first.pk},{second.pk}",
+    }[page]
+
+
 def figures_in(html: str) -> list[dict]:
     return [json.loads(m) for m in re.findall(r'<script id="[^"]+" type="application/json">(.*?)</script>', html, re.S)]
 
@@ -36,15 +47,7 @@ def evil_runs(board_run):
 @pytest.mark.parametrize("page", ["leaderboard", "rig", "run", "compare", "sweeps"])
 def test_no_page_carries_a_user_script_tag(client: Client, evil_runs, page: str) -> None:
     first, second = evil_runs
-    url = {
-        "leaderboard": "/",
-        "rig": f"/rigs/{first.rig_id}/",
-        "run": f"/runs/{first.pk}/",
-        "compare": f"/compare/?runs={first.pk},{second.pk}",
-        "sweeps": f"/sweeps/?runs={first.pk},{second.pk}",
-    }[page]
-
-    html = client.get(url).text
+    html = client.get(page_url(page, first, second)).text
 
     assert EVIL not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -53,13 +56,7 @@ def test_no_page_carries_a_user_script_tag(client: Client, evil_runs, page: str)
 @pytest.mark.parametrize("page", ["rig", "run", "compare"])
 def test_chart_text_is_escaped_for_plotly(client: Client, evil_runs, page: str) -> None:
     first, second = evil_runs
-    url = {
-        "rig": f"/rigs/{first.rig_id}/",
-        "run": f"/runs/{first.pk}/",
-        "compare": f"/compare/?runs={first.pk},{second.pk}",
-    }[page]
-
-    figures = figures_in(client.get(url).text)
+    figures = figures_in(client.get(page_url(page, first, second)).text)
 
     assert figures
     blob = json.dumps(figures)
@@ -104,14 +101,7 @@ def linked_runs(board_run):
 @pytest.mark.parametrize("page", ["run", "sweeps", "compare", "rig"])
 def test_a_label_cannot_put_a_live_link_in_a_chart_and_is_escaped_once(client: Client, linked_runs, page: str) -> None:
     first, second = linked_runs
-    url = {
-        "run": f"/runs/{first.pk}/",
-        "sweeps": f"/sweeps/?runs={first.pk},{second.pk}",
-        "compare": f"/compare/?runs={first.pk},{second.pk}",
-        "rig": f"/rigs/{first.rig_id}/",
-    }[page]
-
-    blob = json.dumps(figures_in(client.get(url).text))
+    blob = json.dumps(figures_in(client.get(page_url(page, first, second)).text))
 
     assert blob != "[]"
     # Plotly turns <a href> in any label, legend, tick or hover text into a link.

@@ -5,23 +5,21 @@ from __future__ import annotations
 import uuid
 
 import pytest
-import redis
 
-from tests.fixtures.celery_worker import redis_url_for_tests
+from tests.fixtures.celery_worker import redis_client_for_tests, redis_url_for_tests
 
 
 @pytest.fixture
 def redis_cache(settings):
     """The cache on the test Redis, under a prefix of this test's own; yield a client on it."""
-    url = redis_url_for_tests()
-    client = redis.Redis.from_url(url)
-    try:
-        client.ping()
-    except redis.ConnectionError as exc:
-        pytest.fail(f"Redis is not answering at {url}: {exc}")
+    client = redis_client_for_tests()
     prefix = f"throttle-test-{uuid.uuid4().hex}"
     settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url, "KEY_PREFIX": prefix}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_url_for_tests(),
+            "KEY_PREFIX": prefix,
+        }
     }
     settings.REST_FRAMEWORK = {
         **settings.REST_FRAMEWORK,

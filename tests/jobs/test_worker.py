@@ -23,7 +23,7 @@ from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run, Sample
 from runners.harness.server import free_port
 from tests.fixtures.celery_worker import RigWorker, queued_messages
-from tests.jobs.conftest import attach_spec
+from tests.jobs.conftest import attach_spec, wait_for_first_sample
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -90,10 +90,7 @@ def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **wo
     spec = attach_spec(gemma_server.base_url, max_tokens=16, repetitions=20)
     job_id = _queue(staff_client, "bench-a", spec, time_limit_s=900)
     run_uuid = BenchmarkJob.objects.get(pk=job_id).run_uuid
-    deadline = time.monotonic() + 120
-    while not Sample.objects.filter(run__uuid=run_uuid).exists():
-        assert time.monotonic() < deadline, worker.log()[-4000:]
-        time.sleep(0.1)
+    wait_for_first_sample(run_uuid, worker)
     worker.kill()
     time.sleep(1)  # an append the worker sent just before it died is stored or dropped by now
     job = BenchmarkJob.objects.get(pk=job_id)
@@ -215,10 +212,7 @@ def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
     }
     job_id = _queue(staff_client, "bench-a", spec, time_limit_s=900)
     run_uuid = BenchmarkJob.objects.get(pk=job_id).run_uuid
-    deadline = time.monotonic() + 120
-    while not Sample.objects.filter(run__uuid=run_uuid).exists():
-        assert time.monotonic() < deadline, worker.log()[-4000:]
-        time.sleep(0.1)
+    wait_for_first_sample(run_uuid, worker)
     assert _llama_servers_on(port)  # the worker launched its llama-server
 
     aborted_at = time.monotonic()

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
-from leaderboard.results.models import Run, Sample
+from leaderboard.results.models import Run
 from leaderboard.results.services.silent import runs_close_silent
+from tests.jobs.conftest import wait_for_first_sample
 from tests.runners.test_llama_faults import pids_with
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.llama, pytest.mark.django_db(transaction=True)]
@@ -38,10 +39,7 @@ def test_a_killed_workers_server_dies_with_it_and_its_job_is_closed_in_minutes(
     )
     assert response.status_code == 201, response.json()
     job = BenchmarkJob.objects.get(pk=response.json()["id"])
-    deadline = time.monotonic() + 180
-    while not Sample.objects.filter(run__uuid=job.run_uuid).exists():
-        assert time.monotonic() < deadline, worker.log()[-4000:]
-        time.sleep(0.1)
+    wait_for_first_sample(job.run_uuid, worker, timeout_s=180)
     assert pids_with(marker)
     worker.kill()
     deadline = time.monotonic() + 10

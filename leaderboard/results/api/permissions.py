@@ -26,3 +26,13 @@ class RigTokenOrReadOnly(permissions.BasePermission):
 def token_rig_name(request: Request) -> str | None:
     """Return the name of the rig the request's token belongs to, or None."""
     return request.auth.rig.name if isinstance(request.auth, RigToken) else None
+
+
+def token_rig_id(request: Request) -> int | None:
+    """Return the id of the rig the request's token belongs to, or None."""
+    return request.auth.rig_id if isinstance(request.auth, RigToken) else None
+
+
+def is_staff(request: Request) -> bool:
+    """Return True when a signed-in staff user made the request."""
+    return bool(request.user and request.user.is_authenticated and request.user.is_staff)

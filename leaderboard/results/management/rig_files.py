@@ -1,7 +1,8 @@
 """The shape shared by the commands that store recorded JSON documents for one
 rig (``import_campaign``, ``import_nightly``): find the rig, read each file as
 a JSON object, store it, and turn an ApplicationError into a CommandError that
-names the file and the field."""
+names the file and the field. ``rig_named`` is also ``import_llama_bench``'s
+(its files are text, not JSON documents)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig
+
+
+def rig_named(name: str) -> Rig:
+    """Return the rig called ``name``; raise CommandError if there is none."""
+    rig = Rig.objects.filter(name=name).first()
+    if rig is None:
+        raise CommandError(f"no rig named {name!r} (create_rig first)")
+    return rig
 
 
 class RigFilesCommand(BaseCommand):
@@ -29,9 +38,7 @@ class RigFilesCommand(BaseCommand):
         raise NotImplementedError
 
     def handle(self, *args: Any, **options: Any) -> None:
-        rig = Rig.objects.filter(name=options["rig"]).first()
-        if rig is None:
-            raise CommandError(f"no rig named {options['rig']!r} (create_rig first)")
+        rig = rig_named(options["rig"])
         for path in options["files"]:
             try:
                 document = json.loads(path.read_text(encoding="utf-8"))

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.intake.services import llama_bench_import
-from leaderboard.results.models import Rig
+from leaderboard.results.management.rig_files import rig_named
 from runners.llamabench import LlamaBenchError
 
 
@@ -26,14 +26,10 @@ class Command(BaseCommand):
         parser.add_argument("--notes", default="", help="notes stored with each run")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        rig = Rig.objects.filter(name=options["rig"]).first()
-        if rig is None:
-            raise CommandError(f"no rig named {options['rig']!r} (create_rig first)")
+        rig = rig_named(options["rig"])
         for path in options["files"]:
             try:
                 result = llama_bench_import(rig=rig, text=path.read_text(encoding="utf-8"), notes=options["notes"])
-            except OSError as exc:
-                raise CommandError(f"{path}: {exc}") from exc
-            except (LlamaBenchError, ApplicationError) as exc:
+            except (OSError, LlamaBenchError, ApplicationError) as exc:
                 raise CommandError(f"{path}: {exc}") from exc
             self.stdout.write(f"{path.name}: {len(result.runs)} rows ({result.format}), {result.created} new runs")

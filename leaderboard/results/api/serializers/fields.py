@@ -49,12 +49,16 @@ def whole(*, min_value: int | None = 0, max_value: int | None = None, required: 
 # server's time zone, so a runner's type bug would be stored as something else.
 
 
+def _reject_non_strings(data: Any, *, what: str) -> None:
+    if not isinstance(data, str):
+        raise serializers.ValidationError(f"{what} is required, not {json_type(data)}.")
+
+
 class StrictCharField(serializers.CharField):
     """Text that must be a JSON string: DRF's CharField turns 123 into "123"."""
 
     def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            raise serializers.ValidationError(f"A string is required, not {json_type(data)}.")
+        _reject_non_strings(data, what="A string")
         return super().to_internal_value(data)
 
 
@@ -71,8 +75,7 @@ class StrictUUIDField(serializers.UUIDField):
     """A UUID written as a string: DRF's UUIDField also takes an integer."""
 
     def to_internal_value(self, data: Any) -> Any:
-        if not isinstance(data, str):
-            raise serializers.ValidationError(f"A UUID string is required, not {json_type(data)}.")
+        _reject_non_strings(data, what="A UUID string")
         return super().to_internal_value(data)
 
 
@@ -84,8 +87,7 @@ class AwareDateTimeField(serializers.DateTimeField):
     (beyond ±15:59) are fine here because the value is converted to UTC."""
 
     def to_internal_value(self, value: Any) -> Any:
-        if not isinstance(value, str):
-            raise serializers.ValidationError(f"A datetime string is required, not {json_type(value)}.")
+        _reject_non_strings(value, what="A datetime string")
         try:
             parsed = parse_datetime(value)
         except ValueError:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.http import Http404
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.pagination import BasePagination
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from leaderboard.core.api.pagination import Pagination
@@ -19,6 +21,8 @@ from leaderboard.results.auth import RigTokenAuthentication
 
 if TYPE_CHECKING:  # the alias exists only in djangorestframework-stubs
     from rest_framework.permissions import _PermissionClass
+
+_Serializer = TypeVar("_Serializer", bound=BaseSerializer)
 
 
 class ApiMixin:
@@ -45,4 +49,13 @@ class TextLookupMixin:
         return super().get_object()  # type: ignore[misc]
 
 
-__all__ = ["APIView", "ApiMixin", "TextLookupMixin"]
+def schema_component(serializer_class: type[_Serializer], name: str) -> type[_Serializer]:
+    """Return a subclass of ``serializer_class`` that the OpenAPI schema calls ``name``.
+
+    One output serializer (serializers/outputs.py) may answer several endpoints;
+    each endpoint names its answer in the schema without renaming the shared class."""
+    named = type(serializer_class.__name__, (serializer_class,), {"__module__": serializer_class.__module__})
+    return extend_schema_serializer(component_name=name)(named)
+
+
+__all__ = ["APIView", "ApiMixin", "TextLookupMixin", "schema_component"]

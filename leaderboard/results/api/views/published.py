@@ -5,21 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import generics
 
 from leaderboard.results import selectors
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin
+from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin, schema_component
 
 
 class SourceListApi(ApiMixin, generics.ListAPIView):
     """List the articles reported results cite."""
 
-    @extend_schema_serializer(component_name="Source")
-    class OutputSerializer(outputs.SourceOutputSerializer):
-        class Meta(outputs.SourceOutputSerializer.Meta):
-            pass
+    OutputSerializer = schema_component(outputs.SourceOutputSerializer, "Source")
 
     serializer_class = OutputSerializer
 
@@ -30,10 +26,7 @@ class SourceListApi(ApiMixin, generics.ListAPIView):
 class SourceDetailApi(TextLookupMixin, ApiMixin, generics.RetrieveAPIView):
     """One article with its comparison tables (rows in order), experiments and fits."""
 
-    @extend_schema_serializer(component_name="SourceDetail")
-    class OutputSerializer(outputs.SourceDetailOutputSerializer):
-        class Meta(outputs.SourceDetailOutputSerializer.Meta):
-            pass
+    OutputSerializer = schema_component(outputs.SourceDetailOutputSerializer, "SourceDetail")
 
     serializer_class = OutputSerializer
     lookup_field = "key"

@@ -5,19 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import generics
 
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RigFilter
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin
+from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin, schema_component
 
-
-@extend_schema_serializer(component_name="Rig")
-class RigOutputSerializer(outputs.RigOutputSerializer):
-    class Meta(outputs.RigOutputSerializer.Meta):
-        pass
+RigOutputSerializer = schema_component(outputs.RigOutputSerializer, "Rig")
 
 
 class RigListApi(ApiMixin, generics.ListAPIView):

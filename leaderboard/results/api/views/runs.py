@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer, extend_schema_view
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,7 +18,7 @@ from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.payloads import payload_validated
 from leaderboard.results.api.permissions import token_rig_name
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin
+from leaderboard.results.api.views.base import ApiMixin, schema_component
 from leaderboard.results.models import RigToken, Run
 from leaderboard.results.services.append import run_append
 from leaderboard.results.services.runs import RunCreateResult, run_create_measured
@@ -53,10 +53,7 @@ def _created_detail(result: RunCreateResult) -> dict[str, Any]:
 class RunListApi(ApiMixin, generics.ListAPIView):
     """List runs, filtered, ordered (nulls last) and paginated."""
 
-    @extend_schema_serializer(component_name="RunListItem")
-    class OutputSerializer(outputs.RunListOutputSerializer):
-        class Meta(outputs.RunListOutputSerializer.Meta):
-            pass
+    OutputSerializer = schema_component(outputs.RunListOutputSerializer, "RunListItem")
 
     serializer_class = OutputSerializer
     filterset_class = RunFilter
@@ -115,10 +112,7 @@ class RunsApi(RunCreateApi, RunListApi):
 class RunDetailApi(ApiMixin, APIView):
     """One run with its samples, sweep points, summary and comparison key."""
 
-    @extend_schema_serializer(component_name="RunDetail")
-    class OutputSerializer(outputs.RunDetailOutputSerializer):
-        class Meta(outputs.RunDetailOutputSerializer.Meta):
-            pass
+    OutputSerializer = schema_component(outputs.RunDetailOutputSerializer, "RunDetail")
 
     @extend_schema(operation_id="runs_retrieve", responses={200: OutputSerializer, 404: OpenApiResponse()})
     def get(self, request: Request, uuid: UUID) -> Response:
