@@ -5,11 +5,12 @@ reference is rendered only by that test, so there is one path in production and
 no setting to keep in step with it.
 
 Kept because each saves more than a fifth of the leaderboard page's CPU
-(measured side by side, figures in each module; benchmarks/README.md):
+(measured side by side with benchmarks/site_speedups.py; figures in
+benchmarks/README.md):
 
 - ``cells``: one leaderboard row's cells built with format_html, reversing each
   URL once per page. Reference: templates/boards/_leaderboard_cells.html.
-  Off: the page's CPU p50 23.7 → 33.6 ms.
+  Off: the page's CPU p50 23.1 → 32.6 ms.
 - ``select``: a filter form's ``<select>`` built with format_html. Reference:
-  ``{{ bound_field }}``, Django's widget. Off: 23.7 → 31.0 ms.
+  ``{{ bound_field }}``, Django's widget. Off: 23.1 → 29.4 ms.
 """

@@ -5,12 +5,12 @@ Plain reference: templates/boards/_leaderboard_cells.html, the same cells with
 the same tags and filters and ``{% url %}``; tests/boards/test_cells_speedup.py
 renders a varied set of rows both ways and checks the HTML is the same.
 
-Measured 2026-11-23 (2-core VM, load average 3–6, a generated database of 10k
-runs; the in-process test client, five alternating rounds of 30 requests):
-50 rows' cells cost 5.2 ms of CPU here against 14.5 ms through the template;
-the leaderboard page's CPU p50 is 23.7 ms with these cells and 33.6 ms with
-the template (42% more; the GPU page 25.0 against 34.4 ms). A speed-up that
-saves over a fifth of the page is kept (issue #10 item 2)."""
+Measured 2026-11-23 (2-core VM, load average 2–4, 10k generated runs;
+benchmarks/site_speedups.py, figures in benchmarks/README.md): 50 rows' cells
+cost 5.2 ms of CPU here against 14.5 ms through the template; the leaderboard
+page's CPU p50 is 23.1 ms with these cells and 32.6 ms with the template (41%
+more; the GPU page 23.7 against 34.4 ms). Kept: it saves over a fifth of the
+page (issue #10 item 2)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """A filter form's ``<select>`` built in Python with format_html instead of by
 Django's widget templates, which render each ``<option>`` through the template
-engine: with the 200 rigs of the generated database that cost more than the
-page's whole results table.
+engine: with a rig select of 200 options that costs more than the page's 50 rows.
 
 Plain reference: ``{{ bound_field }}`` (Django's ``Select`` widget).
 tests/boards/test_cells_speedup.py checks the two give the same HTML up to
@@ -9,10 +8,10 @@ whitespace for valid filters. One known difference: on a value that is not a
 choice, Django adds ``aria-invalid="true" aria-describedby="id_<name>_error"``;
 this does not, and the leaderboard's error ``<span>`` has no such id for it to point at.
 
-Measured 2026-11-23 (2-core VM, load average 3–6, 10k generated runs, 200 rigs):
-the form's four selects cost 1.5 ms of CPU here against 8.4 ms through the
-widget; the leaderboard page's CPU p50 is 23.7 ms with this and 31.0 ms with
-the widget (31% more). Kept (issue #10 item 2)."""
+Measured 2026-11-23 (2-core VM, load average 2–4, 10k generated runs, 200 rigs;
+benchmarks/site_speedups.py): the form's seven selects cost 1.5 ms of CPU here
+against 8.4 ms through the widget; the leaderboard page's CPU p50 is 23.1 ms
+with this and 29.4 ms with the widget (27% more). Kept (issue #10 item 2)."""
 
 from __future__ import annotations
 
