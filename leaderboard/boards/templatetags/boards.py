@@ -6,6 +6,7 @@ registered here; the fenced speed-ups (../speedups/) are only registered here.""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django import template
@@ -84,6 +85,35 @@ def sort_mark(current: str, key: str) -> str:
 def pretty_json(value: Any) -> str:
     """Return ``value`` as indented JSON text (still escaped by the template)."""
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+
+
+# A sentence ends at . ! or ? followed by space and a capital, a quote or a bracket
+# (so "e.g. 4K" and "3.5" do not end one).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[‘“])")
+
+
+@register.filter
+def distinct_sentences(notes: str | None) -> str:
+    """Return ``notes`` with each sentence kept where it first appears. A published rig's
+    notes join the distinct notes of every report on it, which repeat one description
+    with a sentence changed (the dual-3090 rig: "… This result uses one card"). A
+    paragraph (blank-line separated) that loses every sentence is left out; notes
+    with no repeated sentence come back unchanged."""
+    text = notes or ""
+    seen: set[str] = set()
+    kept: list[str] = []
+    changed = False
+    for paragraph in re.split(r"\n\s*\n", text):
+        sentences = [s for s in _SENTENCE_END.split(paragraph.strip()) if s]
+        new = [s for s in sentences if s not in seen]
+        seen.update(sentences)
+        if len(new) < len(sentences):
+            changed = True
+            if new:
+                kept.append(" ".join(new))
+        else:
+            kept.append(paragraph)
+    return "\n\n".join(kept) if changed else text
 
 
 @register.simple_tag
