@@ -54,6 +54,22 @@ MEASURED = LeaderboardRow(
 )
 
 
+# The figures a run may lack, all missing.
+MISSING = {
+    "acceptance_pct": None,
+    "ctx_size": None,
+    "n": 0,
+    "decode_tokens_per_s_stdev": None,
+    "decode_tokens_per_s_min": None,
+    "decode_tokens_per_s_max": None,
+    "power_w_mean": None,
+    "tokens_per_kwh": None,
+    "electricity_usd_per_mtok": None,
+    "vram_peak_mib": None,
+    "model_file_id": None,
+}
+
+
 def _rows() -> list[LeaderboardRow]:
     replace = dataclasses.replace
     return [
@@ -61,6 +77,7 @@ def _rows() -> list[LeaderboardRow]:
         # A reported run with its source, the API price its article printed, a month-only date.
         replace(
             MEASURED,
+            **MISSING,
             run_id=13,
             rig="cloud",
             gpus="1× RTX 5090",
@@ -70,15 +87,6 @@ def _rows() -> list[LeaderboardRow]:
             model_class="",
             quantization="",
             speculative_type="Unknown",
-            acceptance_pct=None,
-            ctx_size=None,
-            n=0,
-            decode_tokens_per_s_stdev=None,
-            decode_tokens_per_s_min=None,
-            decode_tokens_per_s_max=None,
-            power_w_mean=None,
-            tokens_per_kwh=None,
-            electricity_usd_per_mtok=None,
             cost_usd_per_mtok=4.0,
             provenance="reported",
             summary_source="published",
@@ -86,8 +94,6 @@ def _rows() -> list[LeaderboardRow]:
             source_title="267 tok/s local inference on RTX 5090 with a title longer than the badge shows",
             source_url="https://example.org/267-tok-s",
             published_date="2026-05",
-            vram_peak_mib=None,
-            model_file_id=None,
             gpu_models=("RTX 5090",),
         ),
         # A reported run whose source has no title, no URL and no date.
@@ -128,23 +134,13 @@ def _rows() -> list[LeaderboardRow]:
         # Every value missing that can be, and no GPU models.
         replace(
             MEASURED,
+            **MISSING,
             run_id=17,
             gpus="",
             gpu_models=(),
             model_class="",
             speculative_type="",
-            acceptance_pct=None,
-            ctx_size=None,
-            n=0,
             decode_tokens_per_s_mean=None,
-            decode_tokens_per_s_stdev=None,
-            decode_tokens_per_s_min=None,
-            decode_tokens_per_s_max=None,
-            power_w_mean=None,
-            tokens_per_kwh=None,
-            electricity_usd_per_mtok=None,
-            vram_peak_mib=None,
-            model_file_id=None,
         ),
         # HTML-hostile strings everywhere a user string goes.
         replace(
