@@ -1,8 +1,61 @@
 // Draws every [data-figure] element from the JSON that json_script put in the
 // page. Figures come from leaderboard/boards/charts.py with user text already
-// escaped. On a narrow screen a multi-pane grid becomes one column.
+// escaped. On a narrow screen a multi-pane grid becomes one column and a
+// horizontal bar chart's long labels wrap.
 (function () {
   "use strict";
+  var LINE_PX = 16;
+  function cut(text, chars) {
+    // Shorten to `chars` characters with an ellipsis, never inside an escaped entity (&amp;).
+    if (text.length <= chars) { return text; }
+    var kept = text.slice(0, chars - 1);
+    var amp = kept.lastIndexOf("&");
+    if (amp > -1 && kept.indexOf(";", amp) === -1) { kept = kept.slice(0, amp); }
+    return kept + "…";
+  }
+  function wrapLabel(label, chars, maxLines) {
+    // "1. model quant · stack · rig" → lines of at most `chars` characters, broken
+    // between its " · " parts, else between words; a word longer than a line is
+    // shortened, and past `maxLines` lines the last one ends with an ellipsis.
+    var lines = [];
+    String(label).split(" · ").forEach(function (part) {
+      part.split(" ").forEach(function (word, i) {
+        var last = lines.length - 1;
+        var joined = last >= 0 ? lines[last] + (i === 0 ? " · " : " ") + word : null;
+        if (joined !== null && (joined.length <= chars || (word.length > chars && lines[last].length < chars / 2))) {
+          // A word too long for any line is cut where it is, not after a short line.
+          lines[last] = cut(joined, chars);
+        } else {
+          lines.push(cut(word, chars));
+        }
+      });
+    });
+    if (lines.length > maxLines) {
+      lines = lines.slice(0, maxLines);
+      var tail = lines[maxLines - 1];
+      lines[maxLines - 1] = tail.slice(-1) === "…" ? tail : cut(tail + " …", chars);
+    }
+    return lines;
+  }
+  function phoneBarLabels(figure, layout, width) {
+    // A horizontal bar chart's category labels sit beside the bars: on a phone a
+    // long one runs off the chart's left edge. Wrap each into at most three lines
+    // that take at most half the width (about 7 px a character); the bar's hover
+    // text keeps the whole label.
+    var chars = Math.max(12, Math.floor(width / 2 / 7));
+    var categories = [];
+    figure.data.forEach(function (trace) {
+      (trace.y || []).forEach(function (y) { if (categories.indexOf(y) === -1) { categories.push(y); } });
+    });
+    var most = 1;
+    var ticktext = categories.map(function (label) {
+      var lines = wrapLabel(label, chars, 3);
+      most = Math.max(most, lines.length);
+      return lines.join("<br>");
+    });
+    layout.yaxis = Object.assign({}, layout.yaxis, {tickmode: "array", tickvals: categories, ticktext: ticktext});
+    layout.height = Math.max(layout.height || 0, categories.length * (most * LINE_PX + 12) + 90);
+  }
   function draw(el) {
     var source = document.getElementById(el.getAttribute("data-figure"));
     if (!source || !window.Plotly) { return; }
@@ -27,6 +80,9 @@
       layout.height = 330 * panes;
       // The legend just below the last pane, not a fifth of the tall figure's height below it.
       layout.legend = Object.assign({}, layout.legend, {y: -70 / (layout.height - 80)});
+    }
+    if (el.clientWidth < 640 && figure.data.some(function (t) { return t.orientation === "h"; })) {
+      phoneBarLabels(figure, layout, el.clientWidth);
     }
     if (el.clientWidth < 640) {
       // A phone's legend does not wrap: keep a long run label's first parts (the hover has it all).

@@ -44,3 +44,35 @@ def test_it_shows_the_hardware_and_the_history(client: Client, board_run) -> Non
 
 def test_an_unknown_rig_is_a_404(client: Client, db) -> None:
     assert client.get("/rigs/424242/").status_code == 404
+
+
+def test_the_dual_3090_rig_page_shows_each_note_once(client: Client, db) -> None:
+    # Its two reports describe the rig with the same five sentences and one of their own.
+    from leaderboard.results.models import Rig
+    from leaderboard.results.services.published import published_import
+
+    published_import()
+    rig = Rig.objects.get(name="AMD 9900X + 192GB DDR5 + two 3090s")
+    assert rig.notes.count("Single desktop: AMD 9900X") == 2  # what the import stores
+
+    html = client.get(f"/rigs/{rig.pk}/").text
+
+    notes = html.split('<p class="notes">')[1].split("</p>")[0]
+    assert notes.count("Single desktop: AMD 9900X") == 1
+    assert notes.count("Build cost: ~$1600 for RAM") == 1
+    assert "This result uses one card (&#x27;Card 1&#x27;, the worker)." in notes
+    assert "This result uses the other card (&#x27;Card 2&#x27;, the reasoner)." in notes
+
+
+def test_distinct_sentences_keeps_each_sentence_where_it_first_appears() -> None:
+    from leaderboard.boards.templatetags.boards import distinct_sentences
+
+    shared = "Two 3090s, no NVLink. The article does not say which is 'Card 1'."
+    assert distinct_sentences(f"{shared} This uses Card 1.\n\n{shared} This uses Card 2.") == (
+        f"{shared} This uses Card 1.\n\nThis uses Card 2."
+    )
+    assert distinct_sentences(f"{shared}\n\n{shared}") == shared
+    # Nothing repeated: the notes as written, line breaks and all; e.g. and 3.5 end no sentence.
+    untouched = "Qwen3.5 at 4K, e.g. 46 t/s.\nSecond line.\n\n\nAnother note. (Bracketed.)"
+    assert distinct_sentences(untouched) == untouched
+    assert distinct_sentences("") == "" and distinct_sentences(None) == ""

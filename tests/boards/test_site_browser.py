@@ -229,3 +229,44 @@ def test_no_page_logs_a_console_error(live_server, browser_page, demo) -> None:
         # Every asset is served here: no request leaves the service.
         hosts = page.evaluate("[...performance.getEntriesByType('resource')].map(e => new URL(e.name).host)")
         assert set(hosts) <= {live_server.url.split("//")[1]}, (path, hosts)
+
+
+def bar_labels_inside(page, chart: str) -> list[str]:
+    """Assert each category label of the horizontal bar chart ``chart`` lies inside its
+    svg and apart from the others; return the labels' text."""
+    svg = page.locator(f"#{chart} svg.main-svg").first.bounding_box()
+    labels = page.locator(f"#{chart} .yaxislayer-above .ytick text")
+    boxes = [labels.nth(i).bounding_box() for i in range(labels.count())]
+    texts = labels.all_text_contents()
+    for box, text in zip(boxes, texts, strict=True):
+        assert box["x"] >= svg["x"] - 0.5 and box["x"] + box["width"] <= svg["x"] + svg["width"] + 0.5, text
+    # Wrapped labels do not run into each other.
+    ordered = sorted(boxes, key=lambda b: b["y"])
+    for upper, lower in zip(ordered, ordered[1:], strict=False):
+        assert upper["y"] + upper["height"] <= lower["y"] + 0.5
+    return texts
+
+
+def test_a_phone_reads_every_bar_label_of_a_gpu_page(live_server, phone_page, screenshot_dir, demo, board_run) -> None:
+    # A long model name, stack and rig: the label a 390 px chart used to cut at its left edge.
+    board_run(
+        rig="a very long rig name with two RTX 3090 cards in it",
+        gpus=[("RTX 3090", 2)],
+        model="Nemotron-Elastic-30B-A3B-Instruct-Reasoning",
+        build="master-0123456789abcdef",
+        engine="ik_llama.cpp",
+    )
+    page = phone_page
+    page.goto(live_server.url + "/gpus/RTX 3090/")
+    wait_for_charts(page, 1)
+    page.screenshot(path=str(screenshot_dir / "site-gpu-bars-390.png"), full_page=True)
+
+    assert len(bar_labels_inside(page, "scope-bars-chart")) >= 3
+    # What a shortened label leaves out is in its bar's hover text.
+    hover = page.evaluate("document.getElementById('scope-bars-chart').data[0].hovertext")
+    assert any("Nemotron-Elastic-30B-A3B-Instruct-Reasoning" in h for h in hover)
+    assert any("a very long rig name with two RTX 3090 cards in it" in h for h in hover)
+
+    page.goto(f"{live_server.url}/rigs/{demo['sweep'].rig_id}/")  # the six-3090 rig's bars
+    wait_for_charts(page, 1)
+    assert bar_labels_inside(page, "rig-bars-chart")

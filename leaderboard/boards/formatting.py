@@ -1,0 +1,125 @@
+"""What the pages print in a table cell: numbers with their units, badges and links,
+as plain functions. Templates reach them through the tags and filters of
+templatetags/boards.py; the fenced leaderboard cells (speedups/cells.py) call them
+directly, so both paths format a value the one way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+
+def num(value: Any, digits: int = 1) -> str:
+    """Return ``value`` with thousands separators and ``digits`` decimals; an en dash when missing."""
+    if value is None or value == "":
+        return "–"
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return f"{number:,.{int(digits)}f}"
+
+
+def as_printed(value: Any) -> str:
+    """Return a published figure with the digits it was printed with (182.14 stays 182.14); '–' when missing."""
+    if value is None or value == "":
+        return "–"
+    number = float(value)
+    if number == int(number) and abs(number) < 1e15:
+        return f"{int(number):,}"
+    return f"{number:,.10f}".rstrip("0")
+
+
+def vram_gib(mib: Any) -> str:
+    if mib is None:
+        return "–"
+    return f"{float(mib) / 1024:,.1f}"
+
+
+def http_url(value: Any) -> str:
+    """Return ``value`` when it is an http(s) URL, else '' (a stored ``javascript:`` link must never render)."""
+    text = str(value or "").strip()
+    return text if text.lower().startswith(("http://", "https://")) else ""
+
+
+def source_title(title: str, author_handle: str = "", key: str = "") -> str:
+    """Return what to call a source: its title, else "an article by <author>", else its file key."""
+    if title:
+        return title
+    if author_handle:
+        return f"An article by {author_handle}"
+    return f"Article {key}" if key else "An unnamed article"
+
+
+def provenance_badge(row: Any) -> str:
+    """Return the measured / reported badge, a reported row's with a link to its source's page."""
+    if row.provenance != "reported":
+        return mark_safe('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
+    badge = mark_safe('<span class="badge reported" title="Figures as published by the source">reported</span>')
+    source_id = getattr(row, "source_id", None)
+    title = source_title(row.source_title, getattr(row, "source_author", ""), getattr(row, "source_key", ""))
+    out = badge
+    if source_id:
+        short = title if len(title) <= 32 else title[:31] + "…"
+        out = format_html(
+            '{} <a href="{}" class="source-link" title="{}">{}</a>',
+            out,
+            reverse("boards:source", args=[source_id]),
+            title,
+            short,
+        )
+    url = http_url(row.source_url)
+    if url:
+        out = format_html(
+            '{} <a href="{}" rel="nofollow noopener" class="article-link" title="the article">↗</a>', out, url
+        )
+    return out
+
+
+CARD_NOT_STATED = (
+    "This rig mixes GPU models and the run does not say which card ran it: "
+    "it is ranked on neither GPU's page, only on the rig's and the leaderboard."
+)
+
+
+def card_not_stated_badge() -> str:
+    """Return the badge of a run on a rig that mixes GPU models (``LeaderboardRow.card_not_stated``)."""
+    return format_html('<span class="badge card-not-stated" title="{}">card not stated</span>', CARD_NOT_STATED)
+
+
+def gpu_url(model: str) -> str:
+    """Return the page of one GPU model (its name is the URL's last part)."""
+    return reverse("boards:gpu", args=[model])
+
+
+def markers(row: Any) -> str:
+    """Return the badges that qualify a row's headline figure: a sweep's
+    shortest-context figure, failed output checks."""
+    parts = []
+    if getattr(row, "is_sweep", False):
+        parts.append(
+            ' <span class="badge sweep" title="A context sweep: ranked by its shortest context\'s figures">sweep</span>'
+        )
+    if getattr(row, "failed_checks", 0):
+        parts.append(
+            format_html(
+                ' <span class="badge failed" title="{} repetition(s) failed the output check">checks failed</span>',
+                row.failed_checks,
+            )
+        )
+    return mark_safe("".join(parts))  # noqa: S308 - each part was built by format_html
+
+
+def cost_cell(row: Any) -> str:
+    """Return the $/MTok a row has: electricity at the page's price, else the API price its article printed."""
+    if row.electricity_usd_per_mtok is not None:
+        return num(row.electricity_usd_per_mtok, 2)
+    if getattr(row, "cost_usd_per_mtok", None) is not None:
+        return format_html(
+            '{} <span class="muted" title="API price as published, not electricity">API</span>',
+            as_printed(row.cost_usd_per_mtok),
+        )
+    return "–"

@@ -1,0 +1,16 @@
+"""Speed-ups of the pages that step past Django's template engine, fenced here,
+each with the plain path it replaces kept as its reference and a test that the
+two agree (tests/boards/test_cells_speedup.py). The page uses the fast path; the
+reference is rendered only by that test, so there is one path in production and
+no setting to keep in step with it.
+
+Kept because each saves more than a fifth of the leaderboard page's CPU
+(measured side by side with benchmarks/site_speedups.py; figures in
+benchmarks/README.md):
+
+- ``cells``: one leaderboard row's cells built with format_html, reversing each
+  URL once per page. Reference: templates/boards/_leaderboard_cells.html.
+  Off: the page's CPU p50 23.1 → 32.6 ms.
+- ``select``: a filter form's ``<select>`` built with format_html. Reference:
+  ``{{ bound_field }}``, Django's widget. Off: 23.1 → 29.4 ms.
+"""
