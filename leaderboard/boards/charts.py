@@ -488,6 +488,14 @@ BOARD_AXES = {
 }
 
 
+def _run_hover(r: Any) -> str:
+    """Return a leaderboard row's hover lines: run, rig, model file and decode speed."""
+    return (
+        f"#{r.run_id} {_esc(r.rig)}<br>{_esc(r.model)} {_esc(r.quantization)}"
+        f"<br>decode: {_fmt(r.decode_tokens_per_s_mean, 2)} t/s"
+    )
+
+
 def board_scatter_figure(rows: Sequence[Any]) -> Figure:
     """Return the leaderboard page as a picture: decode t/s against tokens/kWh,
     peak VRAM or power (whichever most rows have), one colour per engine; rows
@@ -514,10 +522,7 @@ def board_scatter_figure(rows: Sequence[Any]) -> Figure:
                     "y": [r.decode_tokens_per_s_mean for r in shown],
                     "marker": {"color": _color(i), "size": 10, "opacity": 0.85},
                     "hovertext": [
-                        f"#{r.run_id} {_esc(r.rig)}<br>{_esc(r.model)} {_esc(r.quantization)}"
-                        f"<br>decode: {_fmt(r.decode_tokens_per_s_mean, 2)} t/s"
-                        f"<br>{axis.title}: {_fmt(axis.value(r), 1)} {axis.unit}"
-                        for r in shown
+                        f"{_run_hover(r)}<br>{axis.title}: {_fmt(axis.value(r), 1)} {axis.unit}" for r in shown
                     ],
                     "hoverinfo": "text",
                 }
@@ -545,11 +550,7 @@ def _board_bars(rows: Sequence[Any]) -> Figure:
                 "x": [r.decode_tokens_per_s_mean for r in mine],
                 "y": [f"#{r.run_id} {_esc(r.model)}" for r in mine],
                 "marker": {"color": _color(i)},
-                "hovertext": [
-                    f"#{r.run_id} {_esc(r.rig)}<br>{_esc(r.model)} {_esc(r.quantization)}"
-                    f"<br>decode: {_fmt(r.decode_tokens_per_s_mean, 2)} t/s"
-                    for r in mine
-                ],
+                "hovertext": [_run_hover(r) for r in mine],
                 "hoverinfo": "text",
             }
         )
