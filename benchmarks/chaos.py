@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -268,6 +269,17 @@ class StaffLog:
     codes: list[tuple[float, int]] = field(default_factory=list)
 
 
+def inject(fault: Fault, *, after_s: float, stop: Callable[[], object], start: Callable[[], object]) -> None:
+    """Wait ``after_s``, then ``stop`` something for FAULT_DOWN_S and ``start`` it
+    again, recording when the fault began and when it was cleared."""
+    time.sleep(after_s)
+    fault.started = time.time()
+    stop()
+    time.sleep(FAULT_DOWN_S)
+    start()
+    fault.cleared = time.time()
+
+
 def staff_loop(url: str, rig: str, session_key: str, stop: threading.Event, log: StaffLog) -> None:
     """Queue a job every second as staff (session + CSRF over plain HTTP: the
     production cookies are Secure, so they are sent by hand)."""
@@ -349,27 +361,16 @@ def drive(args, workdir: Path, url: str, tokens: dict[str, str], session_key: st
     start = time.time()
     faults = [Fault("PostgreSQL restart"), Fault("Redis restart"), Fault(f"kill -9 of {rigs[-1]}'s runner")]
 
-    time.sleep(4)
-    faults[0].started = time.time()
-    pg.stop()
-    time.sleep(FAULT_DOWN_S)
-    pg.start()
-    faults[0].cleared = time.time()
+    def kill_runner() -> None:
+        agents[rigs[-1]].send_signal(signal.SIGKILL)
+        agents[rigs[-1]].wait()
 
-    time.sleep(4)
-    faults[1].started = time.time()
-    redis.stop()
-    time.sleep(FAULT_DOWN_S)
-    redis.start()
-    faults[1].cleared = time.time()
+    def restart_runner() -> None:  # as the supervisor (systemd, compose) does
+        agents[rigs[-1]] = spawn(rigs[-1], 99)
 
-    time.sleep(3)
-    faults[2].started = time.time()
-    agents[rigs[-1]].send_signal(signal.SIGKILL)
-    agents[rigs[-1]].wait()
-    time.sleep(FAULT_DOWN_S)  # the supervisor (systemd, compose) starts it again
-    agents[rigs[-1]] = spawn(rigs[-1], 99)
-    faults[2].cleared = time.time()
+    inject(faults[0], after_s=4, stop=pg.stop, start=pg.start)
+    inject(faults[1], after_s=4, stop=redis.stop, start=redis.start)
+    inject(faults[2], after_s=3, stop=kill_runner, start=restart_runner)
 
     for name, agent in agents.items():
         if agent.wait(timeout=600) != 0:
