@@ -17,5 +17,6 @@ pytest_plugins = [
     "tests.fixtures.celery_worker",
     "tests.fixtures.delivery",
     "tests.fixtures.llama",
+    "tests.fixtures.llama_jobs",
     "tests.fixtures.regressions",
 ]

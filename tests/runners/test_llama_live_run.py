@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from leaderboard.results.models import Rig, RigToken, Run
+from leaderboard.results.models import Rig, Run
 from runners.delivery.client import ServiceClient
 from runners.harness.server import LlamaServer
 from runners.pipeline import run_job
+from tests.fixtures.llama_jobs import on
 from tests.fixtures.loopback import LoopbackServer, QuietHandler
 
 pytestmark = pytest.mark.llama
@@ -70,13 +71,6 @@ def switchable(live_server: Any) -> Iterator[SwitchableService]:
     proxy.close()
 
 
-@pytest.fixture
-def cpu_rig(transactional_db: None) -> tuple[Rig, str]:
-    rig = Rig.objects.create(name="cpu-rig")
-    _, raw = RigToken.issue(rig=rig)
-    return rig, raw
-
-
 def attach_spec(url: str, token: str, server: LlamaServer, tmp_path: Path, **workload: Any) -> dict[str, Any]:
     return {
         "service": {"url": url, "token": token, "rig": "cpu-rig", "spool_dir": str(tmp_path / "spool")},
@@ -97,14 +91,6 @@ def stored(live_server: Any, run_uuid: str) -> dict[str, Any]:
 
 def indexes(run: dict[str, Any]) -> list[int]:
     return [s["index"] for s in run["samples"]]
-
-
-def on(stage_wanted: str, done_wanted: int, action: Callable[[], None]) -> Callable[[str, int, int], None]:
-    def progress(stage: str, done: int, total: int) -> None:
-        if (stage, done) == (stage_wanted, done_wanted):
-            action()
-
-    return progress
 
 
 def test_a_run_is_running_on_the_service_with_the_repetitions_so_far_then_finished(
