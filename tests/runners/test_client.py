@@ -159,9 +159,7 @@ def test_a_run_the_service_closed_says_why_and_is_sent_nothing_more(
     service: ScriptedService, service_client: ServiceClient, live_run: LiveRun
 ) -> None:
     run_uuid = live_run.run_uuid
-    # Its job was aborted meanwhile: the service closed the run and answers 409 to appends.
-    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is aborted, not running"]}})]
-    service.runs[run_uuid] = {"uuid": run_uuid, "status": "aborted", "failure_reason": "aborted by ops"}
+    service.close_after_open(run_uuid)  # its job was aborted meanwhile
     live_run.open({"uuid": run_uuid})
     live_run.add(samples=[sample(1)])
     ended = live_run.ended
@@ -194,8 +192,7 @@ def test_a_finish_refused_because_the_service_closed_the_run_sends_nothing_more(
     service: ScriptedService, service_client: ServiceClient, live_run: LiveRun
 ) -> None:
     run_uuid = live_run.run_uuid
-    service.answers = [(201, {"status": "running"}), (409, {"errors": {"status": ["run is aborted, not running"]}})]
-    service.runs[run_uuid] = {"uuid": run_uuid, "status": "aborted", "failure_reason": "aborted by ops"}
+    service.close_after_open(run_uuid)
     live_run.open({"uuid": run_uuid})
     delivery = live_run.close(whole_run(run_uuid, 2))
     assert delivery.outcome == "closed_on_service" and "ended the run as aborted: aborted by ops" in delivery.detail
