@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,17 +52,12 @@ sys.path.insert(0, str(ROOT))
 
 import redis as redis_lib  # noqa: E402
 import requests  # noqa: E402
+from ingest_service import free_port, manage, service_env, start_gunicorn  # noqa: E402
 
 from runners.delivery.client import LiveRun, ServiceClient  # noqa: E402
 
 PG_BIN = Path("/usr/lib/postgresql")
 FAULT_DOWN_S = 3.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(check, timeout_s: float, what: str) -> float:
@@ -156,23 +152,12 @@ class ScratchRedis:
 # --- the service ----------------------------------------------------------------------
 
 
-def service_env(pg: ScratchPostgres, redis_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "DATABASE_URL", "CELERY_BROKER_URL"}}
-    env.update(
-        DATABASE_URL=pg.url,
-        CELERY_BROKER_URL=redis_url,
-        DEBUG="false",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="127.0.0.1",
-        SECURE_SSL_REDIRECT="false",
-        LOG_LEVEL="ERROR",
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        PYTHONWARNINGS="ignore:No directory at",
-        # Four rigs here post a run a second each, far above any real rig: the
-        # write limit (429, which the runner spools and retries) is off, as in ingest.py.
-        RIGBOARD_THROTTLE_RIG_WRITES="off",
-        RIGBOARD_THROTTLE_ACCOUNT_WRITES="off",
-    )
+def chaos_env(pg: ScratchPostgres, redis_url: str) -> dict[str, str]:
+    """ingest.py's service settings on the scratch services. Four rigs here post a
+    run a second each and staff a job a second, far above any real rig: the
+    account write limit is off too (the rig one is, in service_env)."""
+    env = service_env(pg.url, redis_url)
+    env.update(LOG_LEVEL="ERROR", RIGBOARD_THROTTLE_ACCOUNT_WRITES="off")
     return env
 
 
@@ -208,31 +193,6 @@ from leaderboard.jobs.models import BenchmarkJob
 jobs = {s: BenchmarkJob.objects.filter(status=s).count() for s in ("queued", "failed")}
 print(json.dumps({"runs": out, "left_open": left_open, "jobs": jobs}))
 """
-
-
-def manage(env: dict[str, str], code: str, stdin: str = "") -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=ROOT, env=env, input=stdin, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    if result.returncode != 0:
-        raise SystemExit(f"manage.py shell failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
-
-
-def start_gunicorn(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "gunicorn", "leaderboard.wsgi:application", f"--bind=127.0.0.1:{port}"]
-    command += ["--workers=3", "--worker-class=gthread", "--threads=4", "--log-level=warning"]
-    server = subprocess.Popen(command, cwd=ROOT, env=env)
-    wait_for(lambda: _answers(f"http://127.0.0.1:{port}/api/rigs/"), 90, "gunicorn")
-    return server
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(url, timeout=5).status_code == 200
-    except requests.RequestException:
-        return False
 
 
 # --- a rig (its own process) ----------------------------------------------------------
@@ -309,6 +269,17 @@ class StaffLog:
     codes: list[tuple[float, int]] = field(default_factory=list)
 
 
+def inject(fault: Fault, *, after_s: float, stop: Callable[[], object], start: Callable[[], object]) -> None:
+    """Wait ``after_s``, then ``stop`` something for FAULT_DOWN_S and ``start`` it
+    again, recording when the fault began and when it was cleared."""
+    time.sleep(after_s)
+    fault.started = time.time()
+    stop()
+    time.sleep(FAULT_DOWN_S)
+    start()
+    fault.cleared = time.time()
+
+
 def staff_loop(url: str, rig: str, session_key: str, stop: threading.Event, log: StaffLog) -> None:
     """Queue a job every second as staff (session + CSRF over plain HTTP: the
     production cookies are Secure, so they are sent by hand)."""
@@ -351,12 +322,12 @@ def main() -> int:
         pg.start()
         pg.create_database()
         redis.start()
-        env = service_env(pg, redis.url)
-        subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True, timeout=600)
-        setup = json.loads(manage(env, SETUP % args.rigs).strip().splitlines()[-1])
+        env = chaos_env(pg, redis.url)
+        manage(env, "migrate", "--noinput", "-v", "0")
+        setup = json.loads(manage(env, "shell", "-c", SETUP % args.rigs).strip().splitlines()[-1])
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        processes.append(start_gunicorn(env, port))
+        processes.append(start_gunicorn(env, port, workers=3))
         print(f"scratch PostgreSQL :{pg.port}, Redis :{redis.port}, gunicorn :{port} (3 workers x 4 threads)")
         return drive(args, workdir, url, setup["tokens"], setup["session"], pg, redis, env)
     finally:
@@ -390,27 +361,16 @@ def drive(args, workdir: Path, url: str, tokens: dict[str, str], session_key: st
     start = time.time()
     faults = [Fault("PostgreSQL restart"), Fault("Redis restart"), Fault(f"kill -9 of {rigs[-1]}'s runner")]
 
-    time.sleep(4)
-    faults[0].started = time.time()
-    pg.stop()
-    time.sleep(FAULT_DOWN_S)
-    pg.start()
-    faults[0].cleared = time.time()
+    def kill_runner() -> None:
+        agents[rigs[-1]].send_signal(signal.SIGKILL)
+        agents[rigs[-1]].wait()
 
-    time.sleep(4)
-    faults[1].started = time.time()
-    redis.stop()
-    time.sleep(FAULT_DOWN_S)
-    redis.start()
-    faults[1].cleared = time.time()
+    def restart_runner() -> None:  # as the supervisor (systemd, compose) does
+        agents[rigs[-1]] = spawn(rigs[-1], 99)
 
-    time.sleep(3)
-    faults[2].started = time.time()
-    agents[rigs[-1]].send_signal(signal.SIGKILL)
-    agents[rigs[-1]].wait()
-    time.sleep(FAULT_DOWN_S)  # the supervisor (systemd, compose) starts it again
-    agents[rigs[-1]] = spawn(rigs[-1], 99)
-    faults[2].cleared = time.time()
+    inject(faults[0], after_s=4, stop=pg.stop, start=pg.start)
+    inject(faults[1], after_s=4, stop=redis.stop, start=redis.start)
+    inject(faults[2], after_s=3, stop=kill_runner, start=restart_runner)
 
     for name, agent in agents.items():
         if agent.wait(timeout=600) != 0:
@@ -425,7 +385,7 @@ def drive(args, workdir: Path, url: str, tokens: dict[str, str], session_key: st
     elapsed = time.time() - start
 
     ledger = {u: name for name in rigs for u in (workdir / name / "ledger").read_text().split()}
-    report = json.loads(manage(env, REPORT, json.dumps(sorted(ledger))).strip().splitlines()[-1])
+    report = json.loads(manage(env, "shell", "-c", REPORT, stdin=json.dumps(sorted(ledger))).strip().splitlines()[-1])
     stored = {u for u, (status, n) in report["runs"].items() if status == "finished" and n == args.samples}
     incomplete = {u for u in report["runs"] if u not in stored}
     lost = set(ledger) - set(report["runs"])

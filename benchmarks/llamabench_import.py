@@ -20,16 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from ingest import SETUP_RIG, free_port, manage, service_env, start_gunicorn
-from ingest_db import (
-    cpu_snapshot,
-    cpu_used,
-    drop_database,
-    load_average,
-    recreate_database,
-    table_counts,
-    with_database,
-)
+from ingest_db import cpu_snapshot, cpu_used, drop_database, load_average, table_counts
+from ingest_service import RIG_NAME, add_database_arguments, start_service
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -66,30 +58,22 @@ def post(port: int, path: str, body: bytes, token: str, content_type: str) -> tu
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument(
-        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
-    )
-    parser.add_argument("--db-name", default="rb_bench_llamabench")
+    add_database_arguments(parser, db_name="rb_bench_llamabench")
     parser.add_argument("--rows", type=int, default=500)
     parser.add_argument("--files", type=int, default=3, help="files imported (each --rows new rows)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
-    args.worker_class, args.threads, args.gunicorn_arg = "gthread", 4, []
 
-    database_url = with_database(args.database_url, args.db_name)
-    recreate_database(args.database_url, args.db_name)
-    env = service_env(database_url, "")
     # An import outlasts the default 60 s connection age: its backend would close
     # at the end of the request and its CPU time be lost to the count below.
-    env["DATABASE_CONN_MAX_AGE"] = "3600"
-    manage(env, "migrate", "--noinput")
-    token = manage(env, "shell", "-c", SETUP_RIG).strip().splitlines()[-1]
-    port = free_port()
-    server = start_gunicorn(env, args, port)
+    service = start_service(
+        args.database_url, args.db_name, extra_env={"DATABASE_CONN_MAX_AGE": "3600"}, workers=args.workers
+    )
+    database_url, token, port, pid = service.database_url, service.token, service.port, service.process.pid
     try:
         print(f"load average before: {load_average()}")
         file_rates = []
-        cpu_before = cpu_snapshot(server.pid, database_url, args.db_name)
+        cpu_before = cpu_snapshot(pid, database_url, args.db_name)
         for n in range(args.files):
             text = bench_file(args.rows, offset=1 + n * args.rows, seed=n)
             status, elapsed, data = post(port, "/api/llama-bench/", text.encode(), token, "text/plain")
@@ -98,18 +82,18 @@ def main() -> int:
             file_rates.append(args.rows / elapsed)
             size_mb = len(text) / 1e6
             print(f"file {n + 1}: {args.rows} rows ({size_mb:.2f} MB) in {elapsed:.2f} s = {file_rates[-1]:.0f} rows/s")
-        import_cpu = cpu_used(cpu_before, cpu_snapshot(server.pid, database_url, args.db_name))
+        import_cpu = cpu_used(cpu_before, cpu_snapshot(pid, database_url, args.db_name))
         # The same kind of rows, one POST /api/runs/ each, one client.
         text = bench_file(args.rows, offset=1 + args.files * args.rows, seed=99)
-        payloads = llamabench.row_payloads(llamabench.parse(text), rig="bench-rig")
-        cpu_before = cpu_snapshot(server.pid, database_url, args.db_name)
+        payloads = llamabench.row_payloads(llamabench.parse(text), rig=RIG_NAME)
+        cpu_before = cpu_snapshot(pid, database_url, args.db_name)
         started = time.perf_counter()
         for payload in payloads:
             status, _, data = post(port, "/api/runs/", json.dumps(payload).encode(), token, "application/json")
             if status != 201:
                 sys.exit(f"POST /api/runs/ answered {status}: {data[:500]!r}")
         single = len(payloads) / (time.perf_counter() - started)
-        single_cpu = cpu_used(cpu_before, cpu_snapshot(server.pid, database_url, args.db_name))
+        single_cpu = cpu_used(cpu_before, cpu_snapshot(pid, database_url, args.db_name))
         counts = table_counts(database_url)
         expected = (args.files + 1) * args.rows
         if counts.get("results_run") != expected:
@@ -133,8 +117,7 @@ def main() -> int:
         print(f"database after: {counts}; load average after: {load_average()}")
         print("concurrent single-run POSTs: run `make bench-ingest` (8 clients) beside this figure")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        service.stop()
         drop_database(args.database_url, args.db_name)
     return 0
 

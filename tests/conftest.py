@@ -15,6 +15,8 @@ pytest_plugins = [
     "tests.fixtures.browser",
     "tests.fixtures.api",
     "tests.fixtures.celery_worker",
+    "tests.fixtures.delivery",
     "tests.fixtures.llama",
+    "tests.fixtures.llama_jobs",
     "tests.fixtures.regressions",
 ]

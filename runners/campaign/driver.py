@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -31,6 +30,7 @@ from runners.campaign.search import MedianPrune, TrialResult, best_feasible, run
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import measure_trial
 from runners.config import ConfigError, RigConfig, read_spec
+from runners.files import write_atomically
 from runners.harness.fingerprint import server_flags
 from runners.harness.server import ServerError, resolve_binary
 
@@ -155,11 +155,8 @@ def _now() -> str:
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    # A temporary name, then a rename: an interrupted write leaves no half file.
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(data, indent=1) + "\n")
 
 
 def add_parser(sub: Any) -> None:

@@ -42,6 +42,8 @@ from typing import Any
 
 import requests
 
+from runners.files import write_atomically
+
 logger = logging.getLogger(__name__)
 
 _RETRY_STATUSES = {408, 429}
@@ -276,19 +278,9 @@ class ServiceClient:
         data: Any = payload
         if delivery is not None:
             data = {"payload": payload, "status_code": delivery.status_code, "error": delivery.detail}
-        # Write then rename: a crash mid-write must not leave a truncated run, and
-        # a write that fails (a full disk) leaves no temp file behind.
-        tmp = directory / f".{payload['uuid']}.{os.getpid()}.tmp"
-        try:
-            with tmp.open("w") as out:
-                out.write(json.dumps(data, indent=1, sort_keys=True))
-                out.flush()
-                os.fsync(out.fileno())
-            tmp.replace(target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+        # A crash mid-write must not leave a truncated run, and a write that fails
+        # (a full disk) leaves no temp file behind.
+        write_atomically(target, json.dumps(data, indent=1, sort_keys=True))
         return target
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runners.files import write_atomically
 from runners.harness.gguf import GgufError, GgufHeader, read_header
 from runners.harness.power import PowerMonitor
 
@@ -64,9 +65,7 @@ def _cached(path: Path, *, cache_dir: str | Path, cache_name: str, compute: Call
     cache = {k: v for k, v in cache.items() if not k.startswith(f"{file_path}|")}
     cache[key] = value
     cache_file.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(cache, indent=1, sort_keys=True))
-    tmp.replace(cache_file)
+    write_atomically(cache_file, json.dumps(cache, indent=1, sort_keys=True))
     return value
 
 

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runners.files import write_atomically
+
 logger = logging.getLogger(__name__)
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -76,14 +78,7 @@ def record_server(state_dir: Path, pid: int) -> Path:
         "runner_start_time": process_start_time(os.getpid()),
     }
     path = state_dir / f"{pid}.json"
-    tmp = state_dir / f".{pid}.tmp"
-    try:
-        tmp.write_text(json.dumps(record))
-        tmp.replace(path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomically(path, json.dumps(record))
     return path
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from runners.harness.server import AttachedServer
 from runners.harness.suite import measure_once
 from runners.harness.sweep import run_sweep
 from runners.harness.workload import Workload
+from tests.fixtures.loopback import QuietHandler
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "vllm"
 BEFORE = (FIXTURES / "metrics_before.txt").read_text()
@@ -61,35 +62,25 @@ class VllmSurface(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     server: VllmSurface
-
-    def log_message(self, *args: Any) -> None:
-        return None
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         self.server.requests.append(f"GET {self.path}")
         if self.path == "/metrics":
             text = self.server.metrics.pop(0) if len(self.server.metrics) > 1 else self.server.metrics[0]
-            self._send(200, text.encode(), "text/plain; version=0.0.4; charset=utf-8")
+            self.send_body(200, text.encode(), "text/plain; version=0.0.4; charset=utf-8")
         elif self.path == "/v1/models":
-            self._send(200, json.dumps(MODELS).encode(), "application/json")
+            self.send_body(200, json.dumps(MODELS).encode(), "application/json")
         else:
-            self._send(404, b'{"detail":"Not Found"}', "application/json")
+            self.send_body(404, b'{"detail":"Not Found"}', "application/json")
 
     def do_POST(self) -> None:
         self.server.requests.append(f"POST {self.path}")
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.bodies.append(body)
         if self.path != "/v1/chat/completions" or not self.server.upstream:
-            self._send(404, b'{"detail":"Not Found"}', "application/json")
+            self.send_body(404, b'{"detail":"Not Found"}', "application/json")
             return
         # The model name is vLLM's; the llama-server behind it serves its only model.
         upstream = requests.post(

@@ -6,7 +6,6 @@ llama-server itself printed in its log."""
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 from collections.abc import Callable
@@ -16,8 +15,9 @@ from typing import Any
 import pytest
 import requests
 
-from leaderboard.results.models import Rig, RigToken
+from leaderboard.results.models import Rig
 from runners.cli import main
+from tests.fixtures.llama_jobs import job_spec, write_rig_config
 
 pytestmark = pytest.mark.llama
 
@@ -29,26 +29,13 @@ _EVAL = re.compile(r"(?<!prompt )eval time =\s*[\d.]+ ms /\s*(\d+) tokens \(.*?(
 _DRAFT = re.compile(r"draft acceptance(?: rate)? = [\d.]+ \(\s*(\d+) accepted /\s*(\d+) generated\)")
 
 
-@pytest.fixture
-def load_rig(transactional_db: None) -> tuple[Rig, str]:
-    rig = Rig.objects.create(name="load-rig", cpu="test CPU")
-    _, raw = RigToken.issue(rig=rig, label="concurrency")
-    return rig, raw
-
-
-def _spec(url: str, token: str, server: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    return {
-        "service": {"url": url, "token": token, "rig": "load-rig", "spool_dir": str(tmp_path / "spool")},
-        "server": server,
-        "workload": {
-            "max_tokens": 16,
-            "repetitions": 1,
-            "warmup": 0,
-            "concurrency_levels": LEVELS,
-            "requests_per_level": REQUESTS,
-        },
-        "cache_dir": str(tmp_path / "cache"),
-    }
+LEVELS_WORKLOAD = {
+    "max_tokens": 16,
+    "repetitions": 1,
+    "warmup": 0,
+    "concurrency_levels": LEVELS,
+    "requests_per_level": REQUESTS,
+}
 
 
 def _server_log(tmp_path: Path, run_uuid: str) -> str:
@@ -112,7 +99,7 @@ def _check_against_the_server_log(run: dict[str, Any], log: str, *, drafting: bo
 @pytest.mark.parametrize("drafting", [True, False], ids=["gemma-drafts-for-itself", "no-draft"])
 def test_the_runner_measures_levels_1_2_4_and_the_service_stores_them(
     live_server: Any,
-    load_rig: tuple[Rig, str],
+    cpu_rig: tuple[Rig, str],
     gemma_server_section: Callable[..., dict[str, Any]],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -121,10 +108,9 @@ def test_the_runner_measures_levels_1_2_4_and_the_service_stores_them(
     overrides: dict[str, Any] = {"parallel": 4, "ctx_size": 4096}
     if not drafting:
         overrides.update(spec_type="none", draft_model="", draft_n_max=None)
-    spec = _spec(live_server.url, load_rig[1], gemma_server_section(**overrides), tmp_path)
-    config = tmp_path / "rig.json"
-    config.write_text(json.dumps(spec))
-    assert main(["run", "--config", str(config)]) == 0
+    server = gemma_server_section(**overrides)
+    spec = job_spec(live_server.url, cpu_rig[1], server, tmp_path, workload=LEVELS_WORKLOAD, sweep={"enabled": False})
+    assert main(["run", "--config", str(write_rig_config(tmp_path, spec))]) == 0
     printed = capsys.readouterr().out
     assert "| streams | requests ok | aggregate t/s |" in printed and "| 4 | 4/4 |" in printed
 

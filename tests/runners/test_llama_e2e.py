@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import requests
 
-from leaderboard.results.models import Rig, RigToken, Run
+from leaderboard.results.models import Rig, Run
 from runners import stats
 from runners.cli import main
 from runners.config import WorkloadConfig
@@ -20,29 +20,11 @@ from runners.harness.power import PowerMonitor
 from runners.harness.server import LlamaServer
 from runners.harness.suite import run_suite
 from runners.harness.workload import Workload
+from tests.fixtures.llama_jobs import job_spec
 
 pytestmark = pytest.mark.llama
 
 GEMMA_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
-
-
-@pytest.fixture
-def cpu_rig(transactional_db: None) -> tuple[Rig, str]:
-    rig = Rig.objects.create(name="cpu-rig", cpu="test CPU")
-    _, raw = RigToken.issue(rig=rig, label="e2e")
-    return rig, raw
-
-
-def job_spec(url: str, token: str, server: dict[str, Any], tmp_path: Path, **overrides: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "service": {"url": url, "token": token, "rig": "cpu-rig", "spool_dir": str(tmp_path / "spool")},
-        "server": server,
-        "workload": {"max_tokens": 64, "repetitions": 3, "warmup": 1, "request_timeout_s": 600.0},
-        "sweep": {"enabled": True, "depths": [256, 512, 1024, 4096], "decode_tokens": 32},
-        "cache_dir": str(tmp_path / "cache"),
-    }
-    spec.update(overrides)
-    return spec
 
 
 def test_it_benchmarks_gemma_and_the_service_stores_the_run(

@@ -3,70 +3,38 @@ Real llama-server + Gemma 3 270M, a live Rigboard on PostgreSQL."""
 
 from __future__ import annotations
 
-import json
-import os
 import signal
 import socket
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from leaderboard.results.models import Rig, RigToken, Run
+from leaderboard.results.models import Rig, Run
 from runners.cli import main
 from runners.config import ConfigError
 from runners.delivery.client import ServiceClient
 from runners.harness.server import ServerError, free_port
 from runners.pipeline import run_job
-from tests.runners.test_llama_e2e import job_spec
+from tests.fixtures.llama_jobs import SmallJob, on, pids_with, signal_tagged, tagged, write_rig_config
 
 pytestmark = pytest.mark.llama
 
 
-@pytest.fixture
-def cpu_rig(transactional_db: None) -> tuple[Rig, str]:
-    rig = Rig.objects.create(name="cpu-rig")
-    _, raw = RigToken.issue(rig=rig)
-    return rig, raw
-
-
-def small(spec: dict[str, Any], **workload: Any) -> dict[str, Any]:
-    spec["workload"] = {"max_tokens": 32, "repetitions": 2, "warmup": 0, "request_timeout_s": 60.0, **workload}
-    spec["sweep"] = {"enabled": False}
-    return spec
-
-
-def pids_with(marker: str) -> list[int]:
-    """Return the pids whose command line contains ``marker`` (the server this test started)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 def test_a_run_made_while_the_service_is_down_is_spooled_then_delivered_once(
-    live_server: Any,
-    cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
-    tmp_path: Path,
+    live_server: Any, cpu_rig: tuple[Rig, str], small_gemma_job: SmallJob, tmp_path: Path
 ) -> None:
     down = f"http://127.0.0.1:{free_port('127.0.0.1')}"
-    first = run_job(small(job_spec(down, cpu_rig[1], gemma_server_section(), tmp_path)))
+    first = run_job(small_gemma_job(down, cpu_rig[1]))
     assert first.status == "finished"
     assert first.delivered == "spooled"
     assert Path(first.spool_path).is_file()
     assert Run.objects.count() == 0
 
     # The next run re-posts the spooled one before it starts, then posts itself.
-    second = run_job(small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(), tmp_path)))
+    second = run_job(small_gemma_job(live_server.url, cpu_rig[1]))
     assert second.flushed == {"posted": [first.run_uuid], "rejected": [], "remaining": [], "quarantined": []}
     assert second.delivered == "posted"
     assert sorted(str(u) for u in Run.objects.values_list("uuid", flat=True)) == sorted(
@@ -83,23 +51,11 @@ def test_a_run_made_while_the_service_is_down_is_spooled_then_delivered_once(
 
 
 def test_a_server_killed_mid_run_gives_a_failed_run_with_the_samples_so_far(
-    live_server: Any,
-    cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
-    tmp_path: Path,
+    live_server: Any, cpu_rig: tuple[Rig, str], small_gemma_job: SmallJob
 ) -> None:
     marker = f"kill-me-{uuid.uuid4().hex[:8]}"
-    spec = small(
-        job_spec(live_server.url, cpu_rig[1], gemma_server_section(extra_args=["--alias", marker]), tmp_path),
-        repetitions=3,
-    )
-
-    def kill_after_first(stage: str, done: int, total: int) -> None:
-        if stage == "repetitions" and done == 1:
-            for pid in pids_with(marker):
-                os.kill(pid, signal.SIGKILL)
-
-    result = run_job(spec, progress=kill_after_first)
+    spec = small_gemma_job(live_server.url, cpu_rig[1], server=tagged(marker), repetitions=3)
+    result = run_job(spec, progress=on("repetitions", 1, lambda: signal_tagged(marker, signal.SIGKILL)))
     assert result.status == "failed"
     assert "repetition 2: llama-server exited (killed by signal 9)" in result.failure_reason
     assert result.delivered == "posted"
@@ -111,24 +67,13 @@ def test_a_server_killed_mid_run_gives_a_failed_run_with_the_samples_so_far(
 
 
 def test_a_hung_server_gives_a_failed_run_naming_the_timeout(
-    live_server: Any,
-    cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
-    tmp_path: Path,
+    live_server: Any, cpu_rig: tuple[Rig, str], small_gemma_job: SmallJob
 ) -> None:
     marker = f"hang-me-{uuid.uuid4().hex[:8]}"
-    spec = small(
-        job_spec(live_server.url, cpu_rig[1], gemma_server_section(extra_args=["--alias", marker]), tmp_path),
-        # Long enough for a normal prefill on a busy 2-core machine, short enough for a test.
-        request_timeout_s=100.0,
-    )
-
-    def freeze_after_first(stage: str, done: int, total: int) -> None:
-        if stage == "repetitions" and done == 1:
-            for pid in pids_with(marker):
-                os.kill(pid, signal.SIGSTOP)  # the stop at the end SIGKILLs it after the grace
-
-    result = run_job(spec, progress=freeze_after_first)
+    # Long enough for a normal prefill on a busy 2-core machine, short enough for a test.
+    spec = small_gemma_job(live_server.url, cpu_rig[1], server=tagged(marker), request_timeout_s=100.0)
+    # The stop at the end SIGKILLs it after the grace.
+    result = run_job(spec, progress=on("repetitions", 1, lambda: signal_tagged(marker, signal.SIGSTOP)))
     assert result.status == "failed"
     assert "repetition 2: no answer in time, the server hung" in result.failure_reason
     assert Run.objects.get(uuid=result.run_uuid).samples.count() == 1
@@ -136,13 +81,10 @@ def test_a_hung_server_gives_a_failed_run_naming_the_timeout(
 
 
 def test_a_missing_model_file_is_a_clear_error_and_nothing_is_counted(
-    live_server: Any,
-    cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
-    tmp_path: Path,
+    live_server: Any, cpu_rig: tuple[Rig, str], small_gemma_job: SmallJob, tmp_path: Path
 ) -> None:
     missing = tmp_path / "no-such-model.gguf"
-    spec = small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(model=str(missing)), tmp_path))
+    spec = small_gemma_job(live_server.url, cpu_rig[1], server={"model": str(missing)})
     with pytest.raises(ConfigError) as caught:
         run_job(spec)
     assert caught.value.field == "server.model"
@@ -153,20 +95,16 @@ def test_a_missing_model_file_is_a_clear_error_and_nothing_is_counted(
 
 @pytest.mark.parametrize("field", ["model", "draft_model"])
 def test_the_cli_exits_2_naming_a_missing_model_file(
-    field: str, gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    field: str, small_gemma_job: SmallJob, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    section = gemma_server_section(**{field: str(tmp_path / "gone.gguf")})
-    config = tmp_path / "rig.json"
-    config.write_text(json.dumps(small(job_spec("", "", section, tmp_path))))
+    config = write_rig_config(tmp_path, small_gemma_job(server={field: str(tmp_path / "gone.gguf")}))
     assert main(["run", "--config", str(config), "--no-post"]) == 2
     err = capsys.readouterr().err
     assert err.endswith(f"\nconfig error: server.{field}: no such file: {tmp_path / 'gone.gguf'}\n")
 
 
-def test_an_unknown_flag_is_a_clear_error_with_the_servers_words(
-    gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path
-) -> None:
-    spec = small(job_spec("", "", gemma_server_section(extra_args=["--no-such-flag"]), tmp_path))
+def test_an_unknown_flag_is_a_clear_error_with_the_servers_words(small_gemma_job: SmallJob) -> None:
+    spec = small_gemma_job(server={"extra_args": ["--no-such-flag"]})
     with pytest.raises(ServerError) as caught:
         run_job(spec)
     assert caught.value.kind == "unknown_flag"
@@ -174,12 +112,12 @@ def test_an_unknown_flag_is_a_clear_error_with_the_servers_words(
     assert caught.value.log_tail
 
 
-def test_a_taken_port_is_a_clear_error(gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path) -> None:
+def test_a_taken_port_is_a_clear_error(small_gemma_job: SmallJob) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        spec = small(job_spec("", "", gemma_server_section(port=port), tmp_path))
+        spec = small_gemma_job(server={"port": port})
         with pytest.raises(ServerError) as caught:
             run_job(spec)
     assert caught.value.kind == "port_in_use"

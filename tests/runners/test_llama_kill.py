@@ -30,11 +30,8 @@ from runners.delivery.client import ServiceClient
 from runners.harness.orphans import _cmdline, process_start_time
 from runners.harness.server import free_port
 from runners.pipeline import run_job
-from tests.runners.test_llama_e2e import job_spec
-from tests.runners.test_llama_faults import cpu_rig, pids_with, small
+from tests.fixtures.llama_jobs import SmallJob, pids_with, tagged, write_rig_config
 from tests.runners.unwritable import full_dir, read_only_dir
-
-__all__ = ["cpu_rig"]  # the fixture, used by name
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,18 +45,13 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> No
 
 
 def test_a_runner_killed_mid_run_takes_its_server_with_it_and_its_run_is_closed_with_its_samples(
-    live_server: Any,
-    cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
-    tmp_path: Path,
+    live_server: Any, cpu_rig: tuple[Rig, str], small_gemma_job: SmallJob, tmp_path: Path
 ) -> None:
     marker = f"runner-kill-{uuid.uuid4().hex[:8]}"
-    section = gemma_server_section(extra_args=["--alias", marker])
-    spec = small(job_spec(live_server.url, cpu_rig[1], section, tmp_path), max_tokens=16, repetitions=30)
+    spec = small_gemma_job(live_server.url, cpu_rig[1], server=tagged(marker), max_tokens=16, repetitions=30)
     run_uuid = str(uuid.uuid4())
     spec["run_uuid"] = run_uuid
-    config = tmp_path / "rig.json"
-    config.write_text(json.dumps(spec))
+    config = write_rig_config(tmp_path, spec)
     runner = subprocess.Popen(
         [sys.executable, "-m", "runners", "run", "--config", str(config)],
         cwd=ROOT,
@@ -91,10 +83,10 @@ def test_a_runner_killed_mid_run_takes_its_server_with_it_and_its_run_is_closed_
 
 
 def test_the_next_runner_stops_an_orphan_server_it_launched_and_nothing_else(
-    gemma_server_section: Callable[..., dict[str, Any]], tmp_path: Path
+    gemma_server_section: Callable[..., dict[str, Any]], small_gemma_job: SmallJob, tmp_path: Path
 ) -> None:
     marker = f"orphan-{uuid.uuid4().hex[:8]}"
-    argv = ServerConfig(**gemma_server_section(extra_args=["--alias", marker])).argv(port=free_port("127.0.0.1"))
+    argv = ServerConfig(**gemma_server_section(**tagged(marker))).argv(port=free_port("127.0.0.1"))
     # A server left by a runner that died where no parent-death signal reached it.
     orphan = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
     bystander = subprocess.Popen(["sleep", "120"])
@@ -114,8 +106,7 @@ def test_the_next_runner_stops_an_orphan_server_it_launched_and_nothing_else(
         (state / f"{bystander.pid}.json").write_text(
             json.dumps({"pid": bystander.pid, "start_time": "1", "cmdline": argv, **dead_runner})
         )
-        spec = small(job_spec("", "", gemma_server_section(), tmp_path), repetitions=1, max_tokens=16)
-        result = run_job(spec)
+        result = run_job(small_gemma_job(repetitions=1, max_tokens=16))
         assert result.status == "finished"
         assert orphan.wait(timeout=15) is not None and pids_with(marker) == []
         assert bystander.poll() is None
@@ -130,7 +121,7 @@ def test_the_next_runner_stops_an_orphan_server_it_launched_and_nothing_else(
 def test_the_cli_keeps_a_run_a_full_spool_cannot_take_and_says_where(
     live_server: Any,
     cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
+    small_gemma_job: SmallJob,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -139,9 +130,7 @@ def test_the_cli_keeps_a_run_a_full_spool_cannot_take_and_says_where(
     monkeypatch.setenv("RIGBOARD_SPOOL_FALLBACK_DIRS", str(fallback))
     down = f"http://127.0.0.1:{free_port('127.0.0.1')}"
     with full_dir(tmp_path / "spool") as spool:
-        spec = small(job_spec(down, cpu_rig[1], gemma_server_section(), tmp_path), max_tokens=16)
-        config = tmp_path / "rig.json"
-        config.write_text(json.dumps(spec))
+        config = write_rig_config(tmp_path, small_gemma_job(down, cpu_rig[1], max_tokens=16))
         assert main(["run", "--config", str(config)]) == 5
         out, err = capsys.readouterr()
         assert "Traceback" not in err
@@ -160,7 +149,7 @@ def test_the_cli_keeps_a_run_a_full_spool_cannot_take_and_says_where(
 
 def test_the_cli_prints_a_run_no_directory_takes_as_json(
     cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
+    small_gemma_job: SmallJob,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -168,11 +157,9 @@ def test_the_cli_prints_a_run_no_directory_takes_as_json(
     down = f"http://127.0.0.1:{free_port('127.0.0.1')}"
     with read_only_dir(tmp_path / "ro") as read_only:
         monkeypatch.setenv("RIGBOARD_SPOOL_FALLBACK_DIRS", str(read_only / "fallback"))
-        spec = small(job_spec(down, cpu_rig[1], gemma_server_section(), tmp_path), max_tokens=16)
+        spec = small_gemma_job(down, cpu_rig[1], max_tokens=16)
         spec["service"]["spool_dir"] = str(read_only / "spool")
-        config = tmp_path / "rig.json"
-        config.write_text(json.dumps(spec))
-        assert main(["run", "--config", str(config)]) == 5
+        assert main(["run", "--config", str(write_rig_config(tmp_path, spec))]) == 5
         out, err = capsys.readouterr()
         assert "the run could not be written anywhere" in err and "it follows as JSON on stdout" in err
         run = json.loads(out.strip().splitlines()[-1])
@@ -183,7 +170,7 @@ def test_the_cli_prints_a_run_no_directory_takes_as_json(
 def test_a_corrupt_spool_file_does_not_stop_the_next_run(
     live_server: Any,
     cpu_rig: tuple[Rig, str],
-    gemma_server_section: Callable[..., dict[str, Any]],
+    small_gemma_job: SmallJob,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -191,9 +178,7 @@ def test_a_corrupt_spool_file_does_not_stop_the_next_run(
     spool.mkdir()
     corrupt = spool / f"{uuid.uuid4()}.json"
     corrupt.write_text('{"uuid": "a run cut short by a cra')
-    spec = small(job_spec(live_server.url, cpu_rig[1], gemma_server_section(), tmp_path), max_tokens=16)
-    config = tmp_path / "rig.json"
-    config.write_text(json.dumps(spec))
+    config = write_rig_config(tmp_path, small_gemma_job(live_server.url, cpu_rig[1], max_tokens=16))
     assert main(["run", "--config", str(config)]) == 0
     out, err = capsys.readouterr()
     assert f"spool: quarantined {spool / 'quarantine' / corrupt.name}: not valid JSON" in err

@@ -7,20 +7,20 @@ between them a forwarding proxy the test switches off (503) and on."""
 from __future__ import annotations
 
 import json
-import threading
 import uuid
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
-from leaderboard.results.models import Rig, RigToken, Run
+from leaderboard.results.models import Rig, Run
 from runners.delivery.client import ServiceClient
 from runners.harness.server import LlamaServer
 from runners.pipeline import run_job
+from tests.fixtures.llama_jobs import on
+from tests.fixtures.loopback import LoopbackServer, QuietHandler
 
 pytestmark = pytest.mark.llama
 
@@ -35,7 +35,7 @@ class SwitchableService:
         self.log: list[tuple[str, str, int]] = []
         proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def _relay(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if proxy.up:
@@ -50,27 +50,18 @@ class SwitchableService:
                 else:
                     status, data = 503, b'{"errors": {"detail": ["down for maintenance"]}}'
                 proxy.log.append((self.command, self.path, status))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_body(status, data)
 
             do_GET = do_POST = _relay  # noqa: N815 - http.server's naming
 
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.server = LoopbackServer(Handler)
+        self.url = self.server.url
 
     def posts(self) -> list[tuple[str, int]]:
         return [(path, status) for method, path, status in self.log if method == "POST"]
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.close()
 
 
 @pytest.fixture
@@ -78,13 +69,6 @@ def switchable(live_server: Any) -> Iterator[SwitchableService]:
     proxy = SwitchableService(live_server.url)
     yield proxy
     proxy.close()
-
-
-@pytest.fixture
-def cpu_rig(transactional_db: None) -> tuple[Rig, str]:
-    rig = Rig.objects.create(name="cpu-rig")
-    _, raw = RigToken.issue(rig=rig)
-    return rig, raw
 
 
 def attach_spec(url: str, token: str, server: LlamaServer, tmp_path: Path, **workload: Any) -> dict[str, Any]:
@@ -107,14 +91,6 @@ def stored(live_server: Any, run_uuid: str) -> dict[str, Any]:
 
 def indexes(run: dict[str, Any]) -> list[int]:
     return [s["index"] for s in run["samples"]]
-
-
-def on(stage_wanted: str, done_wanted: int, action: Callable[[], None]) -> Callable[[str, int, int], None]:
-    def progress(stage: str, done: int, total: int) -> None:
-        if (stage, done) == (stage_wanted, done_wanted):
-            action()
-
-    return progress
 
 
 def test_a_run_is_running_on_the_service_with_the_repetitions_so_far_then_finished(

@@ -18,11 +18,9 @@ import requests
 
 from runners.delivery import client as client_module
 from runners.delivery.client import LiveRun, ServiceClient, answer_text
-from runners.harness.server import free_port
-from tests.runners.test_client import ScriptedService, run_json, service, whole_run
+from tests.fixtures.delivery import TOKEN, ScriptedService, down_client, run_json, whole_run
+from tests.fixtures.loopback import LoopbackServer, QuietHandler
 from tests.runners.unwritable import full_dir, read_only_dir
-
-__all__ = ["service"]  # the fixture, used by name
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,10 +30,6 @@ def fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     place = tmp_path / "fallback"
     monkeypatch.setenv("RIGBOARD_SPOOL_FALLBACK_DIRS", str(place))
     return place
-
-
-def down_client(spool_dir: Path) -> ServiceClient:
-    return ServiceClient(f"http://127.0.0.1:{free_port('127.0.0.1')}", "rb_secret", spool_dir=spool_dir, timeout_s=2)
 
 
 def big_run() -> dict:
@@ -66,7 +60,7 @@ def test_a_read_only_spool_sends_the_run_to_the_fallback_and_flush_delivers_it(
         assert delivery.outcome == "spooled" and Path(delivery.path).parent == fallback
         assert str(spool) in delivery.fallback
         assert list(spool.iterdir()) == []
-        flushed = ServiceClient(service.url, "rb_secret", spool_dir=spool).flush()
+        flushed = ServiceClient(service.url, TOKEN, spool_dir=spool).flush()
         assert flushed.posted == [run["uuid"]] and flushed.remaining == []
         assert service.requests[-1]["body"] == run
         assert list(fallback.glob("*.json")) == []
@@ -109,7 +103,7 @@ def test_a_corrupt_spool_file_is_quarantined_and_the_flush_carries_on(
     not_a_run = spool / f"{uuid.uuid4()}.json"
     not_a_run.write_text("[1, 2]")
     os.utime(corrupt, (0, 0))  # the oldest: it comes first
-    result = ServiceClient(service.url, "rb_secret", spool_dir=spool).flush()
+    result = ServiceClient(service.url, TOKEN, spool_dir=spool).flush()
     assert result.posted == [good["uuid"]]
     quarantined = dict(line.split(": ", 1) for line in result.quarantined)
     assert quarantined[str(spool / "quarantine" / corrupt.name)].startswith("not valid JSON")
@@ -128,45 +122,26 @@ def test_an_html_error_page_is_summed_up_in_one_line(tmp_path: Path) -> None:
 
 
 def test_an_html_5xx_from_the_service_is_one_line_in_the_delivery(tmp_path: Path) -> None:
-    import http.server
-    import threading
-
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             self.rfile.read(int(self.headers["Content-Length"]))
             page = b"<html><head><title>502 Bad Gateway</title></head><body>" + b"<hr>" * 2000 + b"</body></html>"
-            self.send_response(502)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(page)))
-            self.end_headers()
-            self.wfile.write(page)
+            self.send_body(502, page, "text/html")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        client = ServiceClient(f"http://127.0.0.1:{httpd.server_address[1]}", "t", spool_dir=tmp_path)
-        delivery = client.post_run(run_json())
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with LoopbackServer(Handler) as proxy:
+        delivery = ServiceClient(proxy.url, "t", spool_dir=tmp_path).post_run(run_json())
     assert delivery.outcome == "spooled"
     assert delivery.detail == "HTTP 502: an HTML page (502 Bad Gateway)"
 
 
 def test_an_open_run_gets_a_heartbeat_while_nothing_else_is_sent(
-    service: ScriptedService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    service: ScriptedService, live_run: LiveRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(client_module, "HEARTBEAT_S", 0.3)
-    client = ServiceClient(service.url, "rb_secret", spool_dir=tmp_path)
-    run_uuid = str(uuid.uuid4())
-    live = LiveRun(client, run_uuid)
     service.answers = [(201, {"status": "running"})]
-    live.open({"uuid": run_uuid})
+    live_run.open({"uuid": live_run.run_uuid})
     time.sleep(1.5)
-    live.close(whole_run(run_uuid, 1))
+    live_run.close(whole_run(live_run.run_uuid, 1))
     beats = [r for r in service.requests if r["path"].endswith("/samples/")]
     assert len(beats) >= 2
     assert all(r["body"] == {"samples": [], "sweep_points": []} for r in beats)
