@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus
 from leaderboard.regressions.services.detection import subscription_check
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
-from leaderboard.results.models import RigToken, Run
-from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, gemma_reference_spec
+from leaderboard.results.models import Run
+from tests.fixtures.regressions import GemmaNightlyRig, Upstream
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -46,34 +46,19 @@ def _wait(predicate: Callable[[], bool], what: str, worker: Any, timeout_s: floa
 
 def test_bisection_builds_and_benchmarks_midpoints_and_names_the_first_slow_commit(
     upstream: Upstream,
-    make_rig: Callable[..., Any],
-    live_server: Any,
-    rig_worker: Callable[..., Any],
+    gemma_nightly_rig: Callable[..., GemmaNightlyRig],
     service_worker: None,
-    gemma_gguf: Path,
     settings: Any,
     tmp_path: Path,
     client: Client,
 ) -> None:
     settings.RIGBOARD_REPO_CACHE_DIR = tmp_path / "repos"
-    rig = make_rig(name="bisect-cpu")
-    _, token = RigToken.issue(rig=rig)
-    sub = Subscription.objects.create(
-        rig=rig,
-        repo_url=upstream.url,
-        branch="master",
-        build_flags=PORTABLE_FLAGS,
+    made = gemma_nightly_rig(
+        "bisect-cpu",
         bisect=True,
         confirm_runs=0,  # confirmation has its own chain test (test_nightly_chain); this one bisects
     )
-    ref = ReferenceConfig.objects.create(
-        subscription=sub,
-        name="gemma 270m decode",
-        spec=gemma_reference_spec(gemma_gguf),
-    )
-    worker = rig_worker(
-        "bisect-cpu", token=token, service_url=live_server.url, RIGBOARD_BUILD_CACHE_DIR=str(BUILD_CACHE)
-    )
+    sub, ref, worker = made.subscription, made.reference, made.worker
 
     def settled(commit: str) -> Callable[[], bool]:
         """True once the build failed, or was judged and is not (or no longer) being bisected."""

@@ -15,8 +15,6 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 import pytest
 from django.apps import apps as django_apps
@@ -29,13 +27,11 @@ from leaderboard.regressions.models import (
     AlertDelivery,
     BuildRecord,
     BuildStatus,
-    ReferenceConfig,
-    Subscription,
     Verdict,
 )
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
-from leaderboard.results.models import RigToken, Run
-from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, Upstream, WebhookReceiver, gemma_reference_spec
+from leaderboard.results.models import Run
+from tests.fixtures.regressions import GemmaNightlyRig, Upstream, WebhookReceiver
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -61,26 +57,12 @@ def _beat_until(predicate: Callable[[], bool], timeout_s: float) -> None:
 
 def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     upstream: Upstream,
-    make_rig: Callable[..., Any],
-    live_server: Any,
-    rig_worker: Callable[..., Any],
+    gemma_nightly_rig: Callable[..., GemmaNightlyRig],
     service_worker: None,
     webhook_receiver: WebhookReceiver,
-    gemma_gguf: Path,
 ) -> None:
-    rig = make_rig(name="nightly-cpu")
-    _, token = RigToken.issue(rig=rig)
-    sub = Subscription.objects.create(
-        rig=rig, repo_url=upstream.url, branch="master", build_flags=PORTABLE_FLAGS, webhook_url=webhook_receiver.url
-    )
-    ReferenceConfig.objects.create(
-        subscription=sub,
-        name="gemma 270m decode",
-        spec=gemma_reference_spec(gemma_gguf),
-    )
-    worker = rig_worker(
-        "nightly-cpu", token=token, service_url=live_server.url, RIGBOARD_BUILD_CACHE_DIR=str(BUILD_CACHE)
-    )
+    made = gemma_nightly_rig("nightly-cpu", webhook_url=webhook_receiver.url)
+    worker = made.worker
     # The schedule the data migration made, edited as staff would in the admin: every second.
     importlib.import_module("leaderboard.regressions.migrations.0002_nightly_schedule").create_schedule(
         django_apps, None
