@@ -1,0 +1,136 @@
+"""POST /api/runs/bulk/: many runs of the token's rig in one request, each answered on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from pydantic import Field
+from rest_framework import exceptions, serializers
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.views.base import ApiMixin, APIView
+from leaderboard.results.models import RigToken
+from leaderboard.results.services.bulk import CREATED, REFUSED, STORED, BulkRunOutcome, runs_store_bulk
+from runners.delivery import schema
+
+
+class RefusedRun:
+    """A run of the batch holding values no field may take (NaN, a NUL character):
+    the parser's errors for it, the ``runs.<index>.`` prefix removed."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+
+
+class BulkJSONParser(BoundedJSONParser):
+    """The bounded JSON parser with the batch's own size limit; a value no field may
+    take refuses only the run it is in (the rest of the batch is still stored)."""
+
+    limit_setting = "RIGBOARD_MAX_BULK_BODY_BYTES"
+
+    def refused(self, data: Any, errors: dict[str, list[str]]) -> Any:
+        runs = data.get("runs") if isinstance(data, dict) else None
+        per_run: dict[int, dict[str, list[str]]] = {}
+        for path, why in errors.items():
+            head, _, rest = path.partition(".")
+            position, _, name = rest.partition(".")
+            if head != "runs" or not isinstance(runs, list) or not position.isdigit() or not name:
+                return super().refused(data, errors)
+            per_run.setdefault(int(position), {})[name] = why
+        for position, run_errors in per_run.items():
+            runs[position] = RefusedRun(run_errors)  # type: ignore[index]
+        return data
+
+
+class RunBulkInput(schema.Payload):
+    """Runs of the token's rig, each a ``POST /api/runs/`` body (its ``rig`` may be left out)."""
+
+    runs: list[schema.RunCreateInput] = Field(min_length=1, description="At most RIGBOARD_MAX_BULK_RUNS.")
+
+
+class BulkRunOutputSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="The run's position in the request, from 0.")
+    uuid = serializers.UUIDField(allow_null=True)
+    status = serializers.IntegerField(help_text="What POST /api/runs/ would answer: 201, 200, 400, 403 or 409.")
+    result = serializers.ChoiceField(choices=[CREATED, STORED, REFUSED])
+    url = serializers.CharField(required=False, help_text="The stored run (GET), unless refused.")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="When refused: runs.<index>.<field path> → why.",
+    )
+
+
+class BulkOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    already_stored = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    runs = BulkRunOutputSerializer(many=True)
+
+
+def _outcome(outcome: BulkRunOutcome) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "index": outcome.index,
+        "uuid": outcome.uuid,
+        "status": outcome.status_code,
+        "result": outcome.result,
+    }
+    if outcome.result == REFUSED:
+        answer["errors"] = outcome.errors
+    else:
+        answer["url"] = f"/api/runs/{outcome.uuid}/"
+    return answer
+
+
+def _runs(data: Any) -> list[Any]:
+    """Return the request's list of runs; raise a 400 naming ``runs`` when there is none to take."""
+    if not isinstance(data, dict):
+        raise exceptions.ValidationError({"body": [schema._not_an_object(data)]})
+    runs = data.get("runs")
+    if not isinstance(runs, list) or not runs:
+        raise exceptions.ValidationError({"runs": ["Send a non-empty list of runs."]})
+    longest = settings.RIGBOARD_MAX_BULK_RUNS
+    if len(runs) > longest:
+        raise exceptions.ValidationError(
+            {"runs": [f"Ensure this field has no more than {longest} elements (RIGBOARD_MAX_BULK_RUNS)."]}
+        )
+    return runs
+
+
+class RunBulkCreateApi(ApiMixin, APIView):
+    """Submit many runs of the token's rig; each is checked, stored and answered as
+    ``POST /api/runs/`` would, and a refused run does not stop the others."""
+
+    parser_classes: Sequence[type[BaseParser]] = [BulkJSONParser]
+
+    @extend_schema(
+        operation_id="runs_bulk_create",
+        request=RunBulkInput,
+        responses={
+            200: OpenApiResponse(BulkOutputSerializer, description="One answer per run, in the request's order."),
+            400: OpenApiResponse(description='No list of runs, or too many: {"errors": {"runs": ["why"]}}'),
+            401: OpenApiResponse(description="No valid rig token."),
+            413: OpenApiResponse(description="The body is over RIGBOARD_MAX_BULK_BODY_BYTES."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        token = request.auth
+        assert isinstance(token, RigToken)  # noqa: S101 - RigTokenOrReadOnly guarantees it
+        runs = _runs(request.data)
+        refused = {i: run.errors for i, run in enumerate(runs) if isinstance(run, RefusedRun)}
+        outcomes = runs_store_bulk(rig=token.rig, documents=runs, refused=refused)
+        counts = {result: sum(o.result == result for o in outcomes) for result in (CREATED, STORED, REFUSED)}
+        return Response(
+            {
+                "created": counts[CREATED],
+                "already_stored": counts[STORED],
+                "refused": counts[REFUSED],
+                "runs": [_outcome(o) for o in outcomes],
+            }
+        )
