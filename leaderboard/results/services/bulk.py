@@ -1,38 +1,64 @@
-"""Many runs of one rig at once (``POST /api/runs/bulk/``, ``manage.py import_runs``):
-each run checked, stored and answered on its own, as ``POST /api/runs/`` would.
+"""Many validated runs of one rig stored at once (``POST /api/runs/bulk/``,
+``manage.py import_runs``), each answered on its own as ``POST /api/runs/`` would.
 
-A run is refused (4xx naming its fields, prefixed ``runs.<index>.``) without
-blocking the others, and is stored whole or not at all. New runs without
-concurrency levels (nearly every run of an import) are stored together
-(``speedups/bulk_sql.py``); every other run (a uuid already stored, one repeated
-in the batch, one with concurrency levels) goes the single-run way,
-``run_create_measured``, which answers "already stored", completes an open run
-or refuses another rig's uuid with 409.
+New runs without concurrency levels (nearly every run of an import) are built
+together, their catalog rows resolved for the whole batch, and stored in three
+statements (``speedups/bulk_sql.py``); every other run (a uuid already stored,
+one repeated in the batch, one with concurrency levels) goes the single-run way,
+``run_create_measured``, which answers "already stored", completes an open run or
+refuses another rig's uuid with 409. A run is stored whole or not at all.
+The reference is ``runs_store_one_by_one``: tests/results/test_bulk_speedup.py.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
-from leaderboard.results.api.payloads import payload_checked
-from leaderboard.results.models import Rig, Run
-from leaderboard.results.services.runs import run_create_measured
-from leaderboard.results.speedups.bulk_sql import runs_insert_new
-from runners.delivery import schema
+from leaderboard.results.models import (
+    Configuration,
+    ModelFile,
+    Provenance,
+    Rig,
+    RigGpu,
+    Run,
+    RunStatus,
+    Sample,
+    Stack,
+    SweepPoint,
+    Workload,
+)
+from leaderboard.results.services.catalog import (
+    catalog_get_or_create,
+    configuration_key,
+    model_file_key,
+    stack_key,
+    workload_key,
+)
+from leaderboard.results.services.fields import blank_fields, sample_objects, sweep_objects
+from leaderboard.results.services.runs import MEASURED_RUN_FIELDS, run_comparison_key, run_create_measured
+from leaderboard.results.services.summary import run_summary_apply
+from leaderboard.results.speedups.bulk_sql import runs_rows_store
 
 CREATED, STORED, REFUSED = "created", "already stored", "refused"
+_KEYS = {Stack: stack_key, ModelFile: model_file_key, Configuration: configuration_key, Workload: workload_key}
+_PART = {Stack: "stack", ModelFile: "model_file", Configuration: "configuration", Workload: "workload"}
+_ENDED = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED)
 
 
 @dataclass(frozen=True)
 class BulkRunOutcome:
     """What became of the run at ``index`` of a batch: ``status_code`` as ``POST /api/runs/``
-    would answer it (201 created, 200 already stored, 4xx refused with ``errors``)."""
+    would answer it (201 created, 200 already stored, 4xx refused with ``errors``, whose
+    field paths start with ``runs.<index>.``)."""
 
     index: int
     uuid: str | None
@@ -42,7 +68,8 @@ class BulkRunOutcome:
     run: Run | None = None
 
 
-def _refused(index: int, document: Any, status_code: int, errors: Mapping[str, list[str]]) -> BulkRunOutcome:
+def bulk_refusal(index: int, document: Any, status_code: int, errors: Mapping[str, Sequence[str]]) -> BulkRunOutcome:
+    """Return the refusal of the run ``document`` at ``index``, its errors' paths prefixed."""
     run_uuid = document.get("uuid") if isinstance(document, Mapping) else None
     return BulkRunOutcome(
         index=index,
@@ -53,20 +80,9 @@ def _refused(index: int, document: Any, status_code: int, errors: Mapping[str, l
     )
 
 
-def _checked(rig: Rig, index: int, document: Any) -> tuple[dict[str, Any] | None, BulkRunOutcome | None]:
-    """Return (validated payload, None), or (None, the refusal). A run that leaves out
-    ``rig`` is the token's rig's; one that names another rig is refused with 403."""
-    if isinstance(document, dict):
-        claimed = document.get("rig")
-        if claimed is None:
-            document = {**document, "rig": rig.name}
-        elif isinstance(claimed, str) and claimed != rig.name:
-            why = f"This token belongs to rig {rig.name!r}; it cannot submit runs for rig {claimed!r}."
-            return None, _refused(index, document, 403, {"rig": [why]})
-    data, problems = payload_checked(schema.RunCreateInput, document)
-    if data is None:
-        return None, _refused(index, document, 400, problems)
-    return data, None
+def _stored(index: int, run: Run, created: bool) -> BulkRunOutcome:
+    status_code, result = (201, CREATED) if created else (200, STORED)
+    return BulkRunOutcome(index=index, uuid=str(run.uuid), status_code=status_code, result=result, run=run)
 
 
 def _one(rig: Rig, index: int, data: Mapping[str, Any]) -> BulkRunOutcome:
@@ -74,37 +90,22 @@ def _one(rig: Rig, index: int, data: Mapping[str, Any]) -> BulkRunOutcome:
     try:
         result = run_create_measured(rig=rig, data=data)
     except ApplicationError as exc:
-        return _refused(index, data, exc.status_code, {exc.field or "body": [exc.message]})
-    return BulkRunOutcome(
-        index=index,
-        uuid=str(result.run.uuid),
-        status_code=201 if result.created else 200,
-        result=CREATED if result.created else STORED,
-        run=result.run,
-    )
+        return bulk_refusal(index, data, exc.status_code, {exc.field or "body": [exc.message]})
+    return _stored(index, result.run, result.created)
 
 
-def runs_store_bulk(
-    *, rig: Rig, documents: Sequence[Any], refused: Mapping[int, Any] | None = None
-) -> list[BulkRunOutcome]:
-    """Check and store each run document of ``documents`` as a measured run of ``rig``;
-    return one outcome per document, in order. ``refused`` maps an index to the
-    errors already found there (the parser's), which are answered as 400s."""
-    outcomes: dict[int, BulkRunOutcome] = {}
-    valid: dict[int, dict[str, Any]] = {}
-    for index, document in enumerate(documents):
-        if refused and index in refused:
-            outcomes[index] = _refused(index, document, 400, refused[index])
-            continue
-        data, refusal = _checked(rig, index, document)
-        if refusal is not None:
-            outcomes[index] = refusal
-        else:
-            valid[index] = data  # type: ignore[assignment]
-    stored = set(Run.objects.filter(uuid__in=[d["uuid"] for d in valid.values()]).values_list("uuid", flat=True))
-    plain: dict[int, dict[str, Any]] = {}
+def runs_store_one_by_one(*, rig: Rig, datas: Mapping[int, Mapping[str, Any]]) -> dict[int, BulkRunOutcome]:
+    """The plain reference of ``runs_store_bulk``: each payload through ``run_create_measured``, in order."""
+    return {index: _one(rig, index, data) for index, data in datas.items()}
+
+
+def runs_store_bulk(*, rig: Rig, datas: Mapping[int, Mapping[str, Any]]) -> dict[int, BulkRunOutcome]:
+    """Store the validated payloads ``datas`` (``schema.validated(RunCreateInput, …)``, by their
+    index in the batch) as measured runs of ``rig``; return an outcome per index."""
+    stored = set(Run.objects.filter(uuid__in=[d["uuid"] for d in datas.values()]).values_list("uuid", flat=True))
+    plain: dict[int, Mapping[str, Any]] = {}
     seen = set(stored)
-    for index, data in valid.items():
+    for index, data in datas.items():
         if data["uuid"] not in seen and not data.get("concurrency_levels"):
             plain[index] = data
         seen.add(data["uuid"])
@@ -114,9 +115,87 @@ def runs_store_bulk(
     except IntegrityError:
         # Another request stored one of these uuids meanwhile: each run its own way.
         plain, runs = {}, []
-    for index, run in zip(plain, runs, strict=True):
-        outcomes[index] = BulkRunOutcome(index=index, uuid=str(run.uuid), status_code=201, result=CREATED, run=run)
-    for index, data in valid.items():
+    outcomes = {index: _stored(index, run, True) for index, run in zip(plain, runs, strict=True)}
+    for index, data in datas.items():
         if index not in outcomes:
             outcomes[index] = _one(rig, index, data)
-    return [outcomes[index] for index in range(len(documents))]
+    return outcomes
+
+
+def _identity(lookup: Mapping[str, Any]) -> str:
+    return json.dumps(lookup, sort_keys=True, default=str)
+
+
+def _catalog_resolve(
+    model: type[models.Model], keys: Sequence[tuple[dict[str, Any], dict[str, Any]]]
+) -> dict[str, models.Model]:
+    """Return the ``model`` rows for every (lookup, defaults) of ``keys`` by lookup identity:
+    the existing ones in one query (a key's oldest row, as ``ingest_lookup`` takes it),
+    the missing ones created with the defaults of the first run naming them, as storing
+    the runs one by one in order would."""
+    wanted: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for lookup, defaults in keys:
+        wanted.setdefault(_identity(lookup), (lookup, defaults))
+    condition = Q()
+    for lookup, _ in wanted.values():
+        condition |= Q(**lookup)
+    names = list(next(iter(wanted.values()))[0])
+    found: dict[str, models.Model] = {}
+    for row in model._default_manager.filter(condition).order_by("pk"):
+        found.setdefault(_identity({name: getattr(row, name) for name in names}), row)
+    for identity, (lookup, defaults) in wanted.items():
+        if identity not in found:
+            found[identity] = catalog_get_or_create(model, lookup, defaults)
+    return found
+
+
+def _run_object(
+    rig: Rig, rig_gpus: Sequence[RigGpu], catalog: Mapping[type[models.Model], Any], data: Mapping[str, Any]
+) -> Run:
+    # The Run's fields as run_create_measured and run_create set them.
+    run = {name: data.get(name) for name in MEASURED_RUN_FIELDS}
+    run["fingerprint"] = run["fingerprint"] or {}
+    run["extra"] = run["extra"] or {}
+    run["provenance"] = Provenance.MEASURED
+    fields = blank_fields(
+        run, Run, exclude=["rig", "stack", "model_file", "configuration", "workload", "comparison_key"]
+    )
+    if fields.get("status") in _ENDED and not fields.get("finished_at"):
+        fields["finished_at"] = timezone.now()
+    model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
+    return Run(
+        rig=rig,
+        stack=catalog[Stack],
+        model_file=model_obj,
+        configuration=catalog[Configuration],
+        workload=workload_obj,
+        comparison_key=run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj, rig_gpus=rig_gpus),
+        **fields,
+    )
+
+
+def runs_insert_new(*, rig: Rig, datas: Sequence[Mapping[str, Any]]) -> list[Run]:
+    """Store the validated payloads ``datas`` as new measured runs of ``rig`` with their
+    samples and sweep points, in the caller's transaction; return the runs, in order.
+
+    Every uuid must be new and distinct, and no payload may carry concurrency levels
+    (``runs_store_bulk`` checks); a uuid stored meanwhile raises IntegrityError."""
+    if not datas:
+        return []
+    rig_gpus = tuple(rig.gpus.order_by("position", "id"))
+    keys = {model: [key(data[_PART[model]]) for data in datas] for model, key in _KEYS.items()}
+    rows = {model: _catalog_resolve(model, model_keys) for model, model_keys in keys.items()}
+    runs: list[Run] = []
+    samples: list[Sample] = []
+    points: list[SweepPoint] = []
+    for position, data in enumerate(datas):
+        catalog = {model: rows[model][_identity(keys[model][position][0])] for model in _KEYS}
+        run = _run_object(rig, rig_gpus, catalog, data)
+        run_samples = sample_objects(run, data["samples"])
+        run_points = sweep_objects(run, data["sweep_points"])
+        run_summary_apply(run=run, samples=run_samples, sweep_points=run_points)
+        runs.append(run)
+        samples += run_samples
+        points += run_points
+    runs_rows_store(runs=runs, samples=samples, points=points)
+    return runs

@@ -13,39 +13,11 @@ from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.batch import BulkJSONParser, runs_submit
 from leaderboard.results.api.views.base import ApiMixin, APIView
 from leaderboard.results.models import RigToken
-from leaderboard.results.services.bulk import CREATED, REFUSED, STORED, BulkRunOutcome, runs_store_bulk
+from leaderboard.results.services.bulk import CREATED, REFUSED, STORED, BulkRunOutcome
 from runners.delivery import schema
-
-
-class RefusedRun:
-    """A run of the batch holding values no field may take (NaN, a NUL character):
-    the parser's errors for it, the ``runs.<index>.`` prefix removed."""
-
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-
-
-class BulkJSONParser(BoundedJSONParser):
-    """The bounded JSON parser with the batch's own size limit; a value no field may
-    take refuses only the run it is in (the rest of the batch is still stored)."""
-
-    limit_setting = "RIGBOARD_MAX_BULK_BODY_BYTES"
-
-    def refused(self, data: Any, errors: dict[str, list[str]]) -> Any:
-        runs = data.get("runs") if isinstance(data, dict) else None
-        per_run: dict[int, dict[str, list[str]]] = {}
-        for path, why in errors.items():
-            head, _, rest = path.partition(".")
-            position, _, name = rest.partition(".")
-            if head != "runs" or not isinstance(runs, list) or not position.isdigit() or not name:
-                return super().refused(data, errors)
-            per_run.setdefault(int(position), {})[name] = why
-        for position, run_errors in per_run.items():
-            runs[position] = RefusedRun(run_errors)  # type: ignore[index]
-        return data
 
 
 class RunBulkInput(schema.Payload):
@@ -123,8 +95,7 @@ class RunBulkCreateApi(ApiMixin, APIView):
         token = request.auth
         assert isinstance(token, RigToken)  # noqa: S101 - RigTokenOrReadOnly guarantees it
         runs = _runs(request.data)
-        refused = {i: run.errors for i, run in enumerate(runs) if isinstance(run, RefusedRun)}
-        outcomes = runs_store_bulk(rig=token.rig, documents=runs, refused=refused)
+        outcomes = runs_submit(rig=token.rig, documents=runs)
         counts = {result: sum(o.result == result for o in outcomes) for result in (CREATED, STORED, REFUSED)}
         return Response(
             {
