@@ -7,7 +7,6 @@ from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from pydantic import Field
 from rest_framework import exceptions, serializers
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -17,13 +16,22 @@ from leaderboard.results.api.batch import BulkJSONParser, runs_submit
 from leaderboard.results.api.views.base import ApiMixin, APIView
 from leaderboard.results.models import RigToken
 from leaderboard.results.services.bulk import CREATED, REFUSED, STORED, BulkRunOutcome
-from runners.delivery import schema
 
-
-class RunBulkInput(schema.Payload):
-    """Runs of the token's rig, each a ``POST /api/runs/`` body (its ``rig`` may be left out)."""
-
-    runs: list[schema.RunCreateInput] = Field(min_length=1, description="At most RIGBOARD_MAX_BULK_RUNS.")
+# The request as OpenAPI describes it: a list of the run's one schema, the
+# component POST /api/runs/ takes (each run is checked on its own: api/batch.py).
+_REQUEST = {
+    "type": "object",
+    "description": "Runs of the token's rig, each a POST /api/runs/ body (its rig may be left out).",
+    "properties": {
+        "runs": {
+            "type": "array",
+            "minItems": 1,
+            "description": "At most RIGBOARD_MAX_BULK_RUNS runs.",
+            "items": {"$ref": "#/components/schemas/RunCreateInput"},
+        }
+    },
+    "required": ["runs"],
+}
 
 
 class BulkRunOutputSerializer(serializers.Serializer):
@@ -63,7 +71,9 @@ def _outcome(outcome: BulkRunOutcome) -> dict[str, Any]:
 def _runs(data: Any) -> list[Any]:
     """Return the request's list of runs; raise a 400 naming ``runs`` when there is none to take."""
     if not isinstance(data, dict):
-        raise exceptions.ValidationError({"body": [schema._not_an_object(data)]})
+        raise exceptions.ValidationError(
+            {"body": [f"Expected an object with a list of runs, got {type(data).__name__}."]}
+        )
     runs = data.get("runs")
     if not isinstance(runs, list) or not runs:
         raise exceptions.ValidationError({"runs": ["Send a non-empty list of runs."]})
@@ -83,7 +93,7 @@ class RunBulkCreateApi(ApiMixin, APIView):
 
     @extend_schema(
         operation_id="runs_bulk_create",
-        request=RunBulkInput,
+        request={"application/json": _REQUEST},
         responses={
             200: OpenApiResponse(BulkOutputSerializer, description="One answer per run, in the request's order."),
             400: OpenApiResponse(description='No list of runs, or too many: {"errors": {"runs": ["why"]}}'),
