@@ -150,7 +150,11 @@ def _catalog_resolve(
 
 
 def _run_object(
-    rig: Rig, rig_gpus: Sequence[RigGpu], catalog: Mapping[type[models.Model], Any], data: Mapping[str, Any]
+    rig: Rig,
+    rig_gpus: Sequence[RigGpu],
+    catalog: Mapping[type[models.Model], Any],
+    data: Mapping[str, Any],
+    keys: dict[tuple[int, int], str],
 ) -> Run:
     # The Run's fields as run_create_measured and run_create set them.
     run = {name: data.get(name) for name in MEASURED_RUN_FIELDS}
@@ -163,13 +167,17 @@ def _run_object(
     if fields.get("status") in _ENDED and not fields.get("finished_at"):
         fields["finished_at"] = timezone.now()
     model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
+    # One rig, so the key depends only on the model file and the workload: computed once per pair.
+    pair = (model_obj.pk, workload_obj.pk)
+    if pair not in keys:
+        keys[pair] = run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj, rig_gpus=rig_gpus)
     return Run(
         rig=rig,
         stack=catalog[Stack],
         model_file=model_obj,
         configuration=catalog[Configuration],
         workload=workload_obj,
-        comparison_key=run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj, rig_gpus=rig_gpus),
+        comparison_key=keys[pair],
         **fields,
     )
 
@@ -188,9 +196,10 @@ def runs_insert_new(*, rig: Rig, datas: Sequence[Mapping[str, Any]]) -> list[Run
     runs: list[Run] = []
     samples: list[Sample] = []
     points: list[SweepPoint] = []
+    comparison_keys: dict[tuple[int, int], str] = {}
     for position, data in enumerate(datas):
         catalog = {model: rows[model][_identity(keys[model][position][0])] for model in _KEYS}
-        run = _run_object(rig, rig_gpus, catalog, data)
+        run = _run_object(rig, rig_gpus, catalog, data, comparison_keys)
         run_samples = sample_objects(run, data["samples"])
         run_points = sweep_objects(run, data["sweep_points"])
         run_summary_apply(run=run, samples=run_samples, sweep_points=run_points)

@@ -80,5 +80,7 @@ def runs_rows_insert(*, runs: Sequence[Run], samples: Sequence[Sample], points: 
                 continue
             fields = _fields(model)
             for child in children:
-                child.run = child.run  # type: ignore[attr-defined]  # sets run_id from the run's new id
+                # The run object is already attached; only its new id is copied (the descriptor's
+                # __set__ would redo the attachment, a few µs a row).
+                child.run_id = child.run.pk  # type: ignore[attr-defined]
             cursor.execute(_insert(model), [_document([_row(child, fields) for child in children])])
