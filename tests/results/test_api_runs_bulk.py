@@ -72,6 +72,7 @@ def test_a_mixed_batch_answers_each_run_and_a_bad_run_blocks_no_other(rig_with_t
     assert "runs.2.samples.1.draft_n_accepted" in doc["runs"][2]["errors"]
     assert doc["runs"][2]["uuid"] == bad["uuid"]
     assert "runs.3.uuid" in doc["runs"][3]["errors"]
+    assert doc["runs"][3]["uuid"] is None  # not a uuid: none is named
     assert "runs.6.body" in doc["runs"][6]["errors"]
     # Nothing of the refused run is stored; the others whole.
     assert not Run.objects.filter(uuid=bad["uuid"]).exists()

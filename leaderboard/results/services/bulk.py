@@ -71,9 +71,14 @@ class BulkRunOutcome:
 def bulk_refusal(index: int, document: Any, status_code: int, errors: Mapping[str, Sequence[str]]) -> BulkRunOutcome:
     """Return the refusal of the run ``document`` at ``index``, its errors' paths prefixed."""
     run_uuid = document.get("uuid") if isinstance(document, Mapping) else None
+    if isinstance(run_uuid, str):
+        try:
+            run_uuid = uuid.UUID(run_uuid)
+        except ValueError:
+            run_uuid = None  # not a uuid: the answer names none
     return BulkRunOutcome(
         index=index,
-        uuid=str(run_uuid) if isinstance(run_uuid, str | uuid.UUID) else None,
+        uuid=str(run_uuid) if isinstance(run_uuid, uuid.UUID) else None,
         status_code=status_code,
         result=REFUSED,
         errors={f"runs.{index}.{name}": list(why) for name, why in errors.items()},
