@@ -37,8 +37,8 @@ class BulkJSONParser(BoundedJSONParser):
             if head != "runs" or not isinstance(runs, list) or not position.isdigit() or not name:
                 return super().refused(data, errors)
             per_run.setdefault(int(position), {})[name] = why
-        for position, run_errors in per_run.items():
-            runs[position] = RefusedRun(run_errors)  # type: ignore[index]
+        for index, run_errors in per_run.items():
+            runs[index] = RefusedRun(run_errors)  # type: ignore[index]
         return data
 
 

@@ -40,7 +40,9 @@ class BulkRunOutputSerializer(serializers.Serializer):
     status = serializers.IntegerField(help_text="What POST /api/runs/ would answer: 201, 200, 400, 403 or 409.")
     result = serializers.ChoiceField(choices=[CREATED, STORED, REFUSED])
     url = serializers.CharField(required=False, help_text="The stored run (GET), unless refused.")
-    errors = serializers.DictField(
+    # Named as the answer names it; this serializer only describes (never validates), so
+    # shadowing Serializer.errors is harmless.
+    errors = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(child=serializers.CharField()),
         required=False,
         help_text="When refused: runs.<index>.<field path> → why.",
