@@ -11,16 +11,7 @@ from dataclasses import dataclass
 
 from django.db.models import Avg, Count, F, Max, Min, QuerySet, Sum
 
-from leaderboard.results.models import (
-    CONFIGURATION_GROUP,
-    Configuration,
-    ModelFile,
-    Run,
-    RunStatus,
-    Stack,
-    SummarySource,
-    Workload,
-)
+from leaderboard.results.models import CONFIGURATION_GROUP, Run, RunStatus, SummarySource
 
 # "Within run-to-run spread" means within this many sample SDs (n − 1) of the run
 # medians (two or more runs): the one rule of the compare view and the rig page.
@@ -72,27 +63,28 @@ def sample_sd(*, n: int, mean: float, sum_of_squares: float) -> float:
     return math.sqrt(max(sum_of_squares - n * mean * mean, 0.0) / (n - 1))
 
 
-def _labels(groups: Sequence[dict[str, int]]) -> dict[tuple[int, int, int, int], str]:
-    """Return each group's label ("engine build · model quant · spec · workload") by its
-    (stack, model file, configuration, workload) ids: four reads of the few rows named."""
-    wanted = {part: {g[f"{part}_id"] for g in groups} for part in ("stack", "model_file", "configuration", "workload")}
-    stacks = {r["pk"]: f"{r['engine']} {r['build']}".strip() for r in
-              Stack.objects.filter(pk__in=wanted["stack"]).values("pk", "engine", "build")}  # fmt: skip
-    files = {r["pk"]: f"{r['name']} {r['quantization']}".strip() for r in
-             ModelFile.objects.filter(pk__in=wanted["model_file"]).values("pk", "name", "quantization")}  # fmt: skip
-    specs = dict(Configuration.objects.filter(pk__in=wanted["configuration"]).values_list("pk", "speculative_type"))
-    workloads = dict(Workload.objects.filter(pk__in=wanted["workload"]).values_list("pk", "name"))
+def _labels(rows: Sequence[dict[str, int]]) -> dict[int, str]:
+    """Return each group's label ("engine build · model quant · spec · workload") by the
+    id of one of its runs (``any_id``): one read of those few runs, issued even when
+    there are none, so the page's query count does not depend on its data."""
     labels = {}
-    for g in groups:
-        spec = specs.get(g["configuration_id"], "none")
+    for r in Run.objects.filter(pk__in=[r["any_id"] for r in rows] or [0]).values(
+        "pk",
+        "stack__engine",
+        "stack__build",
+        "model_file__name",
+        "model_file__quantization",
+        "configuration__speculative_type",
+        "workload__name",
+    ):
+        spec = r["configuration__speculative_type"]
         parts = (
-            stacks.get(g["stack_id"], ""),
-            files.get(g["model_file_id"], ""),
+            f"{r['stack__engine']} {r['stack__build']}".strip(),
+            f"{r['model_file__name']} {r['model_file__quantization']}".strip(),
             spec if spec != "none" else "",
-            workloads.get(g["workload_id"], ""),
+            r["workload__name"],
         )
-        key = (g["stack_id"], g["model_file_id"], g["configuration_id"], g["workload_id"])
-        labels[key] = " · ".join(part for part in parts if part)
+        labels[r["pk"]] = " · ".join(part for part in parts if part)
     return labels
 
 
@@ -102,7 +94,8 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
     rows = list(
         runs.values(*CONFIGURATION_GROUP)
         .annotate(
-            n=Count("*"),  # not count(id): the index (run_spread_idx) holds no id
+            n=Count("pk"),
+            any_id=Max("pk"),  # the run whose catalog rows name the group
             mean=Avg("decode_tokens_per_s_median"),
             # Σx², not StdDev: SQLite's STDDEV_SAMP (Python's statistics.stdev)
             # raises on the one-run groups HAVING drops only afterwards.
@@ -121,7 +114,7 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
             model_file_id=r["model_file_id"],
             configuration_id=r["configuration_id"],
             workload_id=r["workload_id"],
-            label=labels[(r["stack_id"], r["model_file_id"], r["configuration_id"], r["workload_id"])],
+            label=labels[r["any_id"]],
             n_runs=r["n"],
             mean_of_medians=r["mean"],
             stdev_of_medians=sample_sd(n=r["n"], mean=r["mean"], sum_of_squares=r["sumsq"]),

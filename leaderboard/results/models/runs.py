@@ -122,7 +122,7 @@ class Run(models.Model):
             models.Index(
                 fields=["rig", "stack", "model_file", "configuration", "workload"],
                 name="run_spread_idx",
-                include=["decode_tokens_per_s_median"],
+                include=["id", "decode_tokens_per_s_median"],
                 condition=models.Q(
                     status="finished", summary_source="samples", decode_tokens_per_s_median__isnull=False
                 ),
