@@ -61,7 +61,8 @@ class LlamaBenchImportApi(ApiMixin, APIView):
             201: OpenApiResponse(description="Stored: one run per test row."),
             200: OpenApiResponse(description="Every row was already stored (same file imported again)."),
             400: OpenApiResponse(
-                description='{"errors": {"rows.N.field": ["why"]}} ("line.N.column" for a Markdown table); nothing stored.'
+                description='{"errors": {"rows.N.field": ["why"]}} ("line.N.column" for a Markdown table); '
+                "nothing stored."
             ),
             401: OpenApiResponse(description="No valid rig token."),
             403: OpenApiResponse(description="The token belongs to another rig."),

@@ -61,8 +61,8 @@ class LlamaBenchUploadForm(forms.Form):
     file = forms.FileField(required=False, help_text="llama-bench -o json, -o jsonl, -o csv or -o md output.")
     paste = forms.CharField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 10, "cols": 100, "placeholder": "| model | size | params | backend | ..."}),
-        help_text="Or paste llama-bench's Markdown table (its default output), several tables and build lines included.",
+        widget=forms.Textarea(attrs={"rows": 10, "cols": 100, "placeholder": "| model | size | params | ..."}),
+        help_text="Or paste llama-bench's Markdown table (its default output); several tables and build lines too.",
     )
     repetitions = forms.IntegerField(
         required=False,

@@ -19,8 +19,8 @@ import requests
 
 from runners.config import ConfigError, read_spec
 from runners.delivery.client import ServiceClient
-from runners.llamabench.bench import bench_config, run_bench
 from runners.llamabench import markdown
+from runners.llamabench.bench import bench_config, run_bench
 from runners.llamabench.parse import FORMATS, LlamaBenchError, parse
 
 

@@ -98,10 +98,11 @@ class CommunityImport:
     rigs_created: int = 0
 
     def lines(self) -> list[str]:
-        return [
-            f"{key}: {self.rows[key]} rows, {self.created[key]} new runs, {self.rows[key] - self.created[key]} already stored"
-            for key in self.rows
-        ] + [f"rigs created: {self.rigs_created}"]
+        per_set = [
+            f"{key}: {rows} rows, {self.created[key]} new runs, {rows - self.created[key]} already stored"
+            for key, rows in self.rows.items()
+        ]
+        return [*per_set, f"rigs created: {self.rigs_created}"]
 
 
 def community_sets(manifest: Path = MANIFEST) -> list[CommunitySet]:
@@ -239,9 +240,7 @@ def community_import(*, sets: Sequence[CommunitySet] | None = None, only: Sequen
             rows = source_set.rows()
             source = _source(source_set)
             rigs = _rigs(rows, source_set, report)
-            stored = set(
-                Run.objects.filter(uuid__in=[row_run_uuid(r) for r in rows]).values_list("uuid", flat=True)
-            )
+            stored = set(Run.objects.filter(uuid__in=[row_run_uuid(r) for r in rows]).values_list("uuid", flat=True))
             report.rows[source_set.key] += len(rows)
             for row in rows:
                 if row_run_uuid(row) in stored:

@@ -73,11 +73,18 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def _tables(lines: Sequence[str], start: int, stop: int) -> Iterator[tuple[int, list[str], list[tuple[int, list[str]]]]]:
+Table = tuple[int, list[str], list[tuple[int, list[str]]]]
+
+
+def _is_rule(line: str) -> bool:
+    return set(line.replace("|", "").strip()) <= set(":- ")
+
+
+def _tables(lines: Sequence[str], start: int, stop: int) -> Iterator[Table]:
     """Yield (header line, header cells, [(line, cells)]) for each table in lines[start:stop]."""
     i = start
     while i < stop:
-        if lines[i].lstrip().startswith("|") and i + 1 < stop and set(lines[i + 1].replace("|", "").strip()) <= set(":- "):
+        if lines[i].lstrip().startswith("|") and i + 1 < stop and _is_rule(lines[i + 1]):
             header = _cells(lines[i])
             rows = []
             j = i + 2
