@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,22 +146,28 @@ def run_create_kwargs(row: CommunityRow, source_set: CommunitySet, source: Sourc
     are checked by the run payload's definition (runners/delivery/schema.py)."""
     where = f"{row.set_key} line {row.line} {row.column}"
     decode = row.metric == "decode"
-    parts = {
-        schema.StackInput: {
-            "engine": row.engine,
-            "build": "",
-            "build_flags": f"backend: {row.backend}" if row.backend else "",
-        },
-        schema.ModelFileInput: {
-            "name": row.model_name,
-            "quantization": row.quantization,
-            "weight_format": "GGUF" if row.engine == "llama.cpp" else "",
-            "total_params_b": row.params_b,
-        },
-        schema.ConfigurationInput: {"speculative_type": "none" if row.engine == "llama.cpp" else "unknown"},
-        schema.WorkloadInput: {"name": row.workload, "max_tokens": row.max_tokens},
-    }
-    stack, model_file, configuration, workload = (_checked(p, d, where) for p, d in parts.items())
+    parts: list[tuple[type[schema.Payload], dict[str, Any]]] = [
+        (
+            schema.StackInput,
+            {
+                "engine": row.engine,
+                "build": "",
+                "build_flags": f"backend: {row.backend}" if row.backend else "",
+            },
+        ),
+        (
+            schema.ModelFileInput,
+            {
+                "name": row.model_name,
+                "quantization": row.quantization,
+                "weight_format": "GGUF" if row.engine == "llama.cpp" else "",
+                "total_params_b": row.params_b,
+            },
+        ),
+        (schema.ConfigurationInput, {"speculative_type": "none" if row.engine == "llama.cpp" else "unknown"}),
+        (schema.WorkloadInput, {"name": row.workload, "max_tokens": row.max_tokens}),
+    ]
+    stack, model_file, configuration, workload = (_checked(part, data, where) for part, data in parts)
     # The set's own workload row, shared by its runs: its method, said once.
     workload["description"] = f"As {source_set.repo} measured and published it ({source_set.url})."
     run: dict[str, Any] = {
@@ -248,8 +254,3 @@ def community_import(*, sets: Sequence[CommunitySet] | None = None, only: Sequen
                 result = run_create(rig=rigs[rig_name(row, source_set)], **run_create_kwargs(row, source_set, source))
                 report.created[source_set.key] += int(result.created)
     return report
-
-
-def community_row_figure(run: Run) -> Mapping[str, Any]:
-    """Return what a stored community run says about its source row (for tests and pages)."""
-    return dict(run.extra.get("community") or {})
