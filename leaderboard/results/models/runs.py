@@ -33,6 +33,9 @@ class Provenance(models.TextChoices):
 class SummarySource(models.TextChoices):
     SAMPLES = "samples", "Computed from raw samples"
     PUBLISHED = "published", "As published by the source"
+    # llama-bench's Markdown table: the mean ± SD it printed, no samples, n as the
+    # submitter stated it (extra['llama_bench']['summary']).
+    PRINTED = "printed", "Mean ± SD as llama-bench printed it (no samples)"
     # A run whose figures are all per context length: its headline is the
     # shallowest depth's (services.summary.sweep_headline), so it can be ranked.
     SWEEP = "sweep", "Headline of its context sweep (shortest context)"
