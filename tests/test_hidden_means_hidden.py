@@ -22,10 +22,11 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urljoin, urlsplit
 
 import pytest
 from allauth.account.models import EmailAddress
@@ -220,7 +221,9 @@ def world() -> World:
         "name": Fill(quote(pending.name), quote(public_rig.name)),
         "model": Fill(quote(MARKERS["GPU model"]), quote("RTX 4090")),
         "model_file_id": Fill(str(run.model_file_id), str(public_run.model_file_id)),
-        "campaign_id": Fill(str(_campaign(pending, MARKERS["campaign"], run)), str(_campaign(public_rig, "pub", public_run))),
+        "campaign_id": Fill(
+            str(_campaign(pending, MARKERS["campaign"], run)), str(_campaign(public_rig, "pub", public_run))
+        ),
         "job_id": Fill(str(_job(pending)), str(_job(public_rig))),
         "subscription_id": Fill(str(pending_sub), str(public_sub)),
         "reference_id": Fill(str(pending_ref), str(public_ref)),
@@ -342,9 +345,12 @@ def crawl(client: Client, world: World, *, link_limit: int = 150) -> Crawl:
         response = client.get(path)
         body = b"".join(response.streaming_content) if response.streaming else response.content  # type: ignore[attr-defined]
         text = body.decode("utf-8", "replace")
-        # A 404 page echoes the path it was asked for; the path is the test's own words.
-        for echoed in {path, urlsplit(path).path, urlsplit(path).path.replace("%20", " ")}:
-            text = text.replace(echoed, "")
+        # A 404 page echoes the path it was asked for, a form the values it was
+        # given: those are the test's own words, not the site's.
+        parts = urlsplit(path)
+        echoes = {path, parts.path, unquote(parts.path), *(v for _, v in parse_qsl(parts.query))}
+        for echoed in sorted((e for e in echoes if MARK in e.lower()), key=len, reverse=True):
+            text = text.replace(echoed, "").replace(escape(echoed), "")
         result.bodies[path] = text
         result.statuses[path] = response.status_code
         return response.status_code
@@ -364,6 +370,10 @@ def crawl(client: Client, world: World, *, link_limit: int = 150) -> Crawl:
             result.direct[pending] = (get(pending), public_status)
     for path in _query_addresses(world):
         get(path)
+    # Every pending run by its page and its API detail, not only the one the routes were filled with.
+    public_run = f"/runs/{world.fills['run_id'].public}/"
+    for run_id in world.pending_run_ids:
+        result.direct[f"/runs/{run_id}/"] = (get(f"/runs/{run_id}/"), get(public_run))
 
     queue, seen = ["/"], {"/"}
     while queue and len(seen) <= link_limit:
@@ -391,14 +401,19 @@ def _client(user: User | None) -> Client:
 
 
 def leaks(result: Crawl) -> list[str]:
-    """Return what a crawl found that it should not: bodies naming the marker and
-    pending addresses answering anything but 404 (or the same 302/401/403/405 their
+    """Return what a crawl found that it should not: bodies naming the marker or
+    linking to a pending address, and pending addresses answering anything but 404 (or the same 302/401/403/405 their
     public twin gets: an endpoint that asks for a login or a token before looking)."""
     found = []
     for path, body in result.bodies.items():
         if MARK in body.lower():
             at = body.lower().index(MARK)
             found.append(f"{path} [{result.statuses[path]}] shows {body[max(0, at - 60) : at + 40]!r}")
+    # A link to a pending object's address gives it away (its id, its figures beside the link) too.
+    for path, body in result.bodies.items():
+        for target in result.direct:
+            if f'href="{target}"' in body:
+                found.append(f"{path} [{result.statuses[path]}] links to {target}")
     for path, (status, public_status) in result.direct.items():
         if status != 404 and not (status == public_status and status in (302, 401, 403, 405)):
             found.append(f"{path} answers {status} (public twin {public_status}), not 404")
@@ -436,8 +451,12 @@ def test_a_route_the_crawl_cannot_fill_fails_it(world):
 
 
 def test_the_leak_check_can_fail(world):
-    """A body naming the marker and a pending address answering 200 are both reported."""
+    """A body naming the marker, a link to a pending address and a pending address
+    answering 200 are each reported."""
     planted = Crawl(
-        bodies={"/x/": f"<td>{MARKERS['rig name']}</td>"}, statuses={"/x/": 200}, direct={"/y/": (200, 200)}, unfilled=[]
+        bodies={"/x/": f"<td>{MARKERS['rig name']}</td>", "/z/": '<a href="/y/">#7</a>'},
+        statuses={"/x/": 200, "/z/": 200},
+        direct={"/y/": (200, 200)},
+        unfilled=[],
     )
-    assert len(leaks(planted)) == 2
+    assert len(leaks(planted)) == 3
