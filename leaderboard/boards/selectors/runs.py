@@ -6,15 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch
 
 from leaderboard.boards.rows import LeaderboardRow
-from leaderboard.results.models import RigGpu, Run, RunStatus, Sample, SweepPoint
+from leaderboard.results.models import RigGpu, Run, RunQuerySet, RunStatus, Sample, SweepPoint
 
 MAX_COMPARED = 6
 
 
-def _runs_with_everything() -> QuerySet[Run]:
+def _runs_with_everything() -> RunQuerySet:
     return Run.objects.select_related(
         "rig", "stack", "model_file", "configuration", "workload", "source"
     ).prefetch_related(
