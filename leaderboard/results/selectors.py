@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from leaderboard.results.models import (
     ModelFile,
     PublishedComparison,
     PublishedComparisonRow,
+    ReviewStatus,
     Rig,
     RigGpu,
     RigQuerySet,
@@ -54,8 +55,9 @@ def rig_list() -> RigQuerySet:
 
 
 def source_list() -> QuerySet[Source]:
-    """Return the articles reported results come from, with their number of runs."""
-    return Source.objects.annotate(n_runs=Count("runs")).order_by("key")
+    """Return the articles reported results come from, with their number of public runs."""
+    public = Q(runs__rig__review_status=ReviewStatus.APPROVED)
+    return Source.objects.annotate(n_runs=Count("runs", filter=public)).order_by("key")
 
 
 def source_detail_queryset() -> QuerySet[Source]:
