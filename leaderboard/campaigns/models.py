@@ -23,7 +23,6 @@ class Campaign(models.Model):
 
     rig = models.ForeignKey(Rig, on_delete=models.PROTECT, related_name="campaigns")
     name = models.CharField(max_length=200)
-
     spec = models.JSONField()
     base_config = models.JSONField(default=dict, blank=True)
     origin = models.CharField(max_length=16, default="terminal", help_text="terminal (the rig's CLI) or service")

@@ -52,11 +52,11 @@ _M = TypeVar("_M", bound=models.Model)
 class RigQuerySet(models.QuerySet["Rig"]):
     def public(self) -> RigQuerySet:
         """Return the rigs anyone may see: approved ones (staff-made rigs are approved when created)."""
-        return self.filter(review_status=ReviewStatus.APPROVED)
+        return self.filter(viewer_rigs_q())
 
     def hidden(self) -> RigQuerySet:
         """Return the rigs awaiting review or rejected."""
-        return self.exclude(review_status=ReviewStatus.APPROVED)
+        return self.exclude(viewer_rigs_q())
 
     def visible_to(self, user: Any, *, token_rig_id: int | None = None) -> RigQuerySet:
         """Return the rigs ``user`` may open: public ones, their own, all for staff."""
