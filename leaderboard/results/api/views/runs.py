@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.payloads import payload_validated
-from leaderboard.results.api.permissions import token_rig_name
+from leaderboard.results.api.permissions import token_rig_id, token_rig_name
 from leaderboard.results.api.serializers import outputs
 from leaderboard.results.api.views.base import ApiMixin, schema_component
 from leaderboard.results.models import RigToken, Run
@@ -33,9 +33,11 @@ _ERRORS = {
 }
 
 
-def _detail(run_uuid: UUID | str) -> dict[str, Any]:
-    run = selectors.run_get(uuid=str(run_uuid))
-    if run is None:  # deleted between write and read: nothing sensible to show
+def _detail(run_uuid: UUID | str, request: Request) -> dict[str, Any]:
+    run = selectors.run_get(uuid=str(run_uuid), viewer=request.user, token_rig_id=token_rig_id(request))
+    # None: no such run (or deleted between write and read), or a hidden rig's run
+    # asked for by anyone but its own token: both answer 404.
+    if run is None:
         raise Http404
     return outputs.represent(RunDetailApi.OutputSerializer, run)  # type: ignore[no-any-return]
 
@@ -102,7 +104,7 @@ class RunCreateApi(ApiMixin, APIView):
         result = run_create_measured(rig=token.rig, data=data)
         if result.created:
             return Response(_created_detail(result), status=status.HTTP_201_CREATED)
-        return Response(_detail(result.run.uuid), status=status.HTTP_200_OK)
+        return Response(_detail(result.run.uuid, request), status=status.HTTP_200_OK)
 
 
 class RunsApi(RunCreateApi, RunListApi):
@@ -116,7 +118,7 @@ class RunDetailApi(ApiMixin, APIView):
 
     @extend_schema(operation_id="runs_retrieve", responses={200: OutputSerializer, 404: OpenApiResponse()})
     def get(self, request: Request, uuid: UUID) -> Response:
-        return Response(_detail(uuid))
+        return Response(_detail(uuid, request))
 
 
 def _owned_run(request: Request, run_uuid: UUID) -> Run:
@@ -154,7 +156,7 @@ class OpenRunUpdateApi(ApiMixin, APIView):
             fingerprint=data.get("fingerprint"),
             extra=data.get("extra"),
         )
-        return Response(_detail(uuid))
+        return Response(_detail(uuid, request))
 
 
 def _open_run_schema(operation_id: str, payload: type[schema.RunAppendInput], conflict: str) -> Any:
