@@ -25,7 +25,7 @@ def rig_to_ownership(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("intake", "0001_intake_ownership_review"),
-        ("results", "0007_rig_review_status"),
+        ("results", "0008_rig_review_status"),
     ]
 
     operations = [

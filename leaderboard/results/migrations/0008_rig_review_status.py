@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("results", "0006_concurrency_levels"),
+        ("results", "0007_summary_source_printed"),
     ]
 
     operations = [
