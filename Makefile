@@ -34,8 +34,8 @@ system-deps:
 	  echo "make test needs Debian's chromium and ccache: sudo apt-get install chromium chromium-driver ccache" >&2; exit 1; \
 	fi
 
-# The embedded default: SQLite, tasks in-process, the articles' published results
-# and what was measured on Rigboard's own development machine (labelled so): runs,
+# The embedded default: SQLite, tasks in-process, the articles' published results,
+# two public result sets (leaderboard/results/community_data/README.md) and what was measured on Rigboard's own development machine (labelled so): runs,
 # a campaign and a nightly timeline (leaderboard/results/demo_data/README.md).
 # DEBUG is off by default (settings.py); the demo and the tests turn it on for
 # themselves (a development SECRET_KEY, loopback hosts, tracebacks on 500s).
@@ -51,6 +51,7 @@ demo-data: export DEBUG ?= true
 demo-data:
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py import_published
+	$(BIN)/python manage.py import_community
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
 	  --notes "Rigboard's development VM: demo runs measured here (leaderboard/results/demo_data/README.md)" \
 	  $(DEMO_DATA)/runs/*.json

@@ -14,7 +14,6 @@ from typing import Any
 from django import forms
 from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery
 
-from leaderboard.intake.models import public_rigs_q
 from leaderboard.results.models import (
     CONFIGURATION_GROUP,
     Engine,
@@ -105,19 +104,22 @@ class FilterOptions:
 
 
 def filter_options() -> FilterOptions:
-    """Return the values the filter selects offer (four queries, whatever the row count)."""
-    from leaderboard.results.models import Workload
+    """Return the values the filter selects offer (four queries, whatever the row
+    count): only names a public rig's runs carry, so a pending rig's GPU, model
+    file or workload is named nowhere until staff approve it."""
+    from leaderboard.results.selectors import model_files_visible_to, workloads_public
 
     return FilterOptions(
-        gpus=list(RigGpu.objects.order_by("model").values_list("model", flat=True).distinct()),
-        rigs=list(Rig.objects.filter(public_rigs_q()).order_by("name").values_list("name", flat=True)),
+        gpus=list(RigGpu.objects.public().order_by("model").values_list("model", flat=True).distinct()),
+        rigs=list(Rig.objects.public().order_by("name").values_list("name", flat=True)),
         quantizations=list(
-            ModelFile.objects.exclude(quantization="")
+            model_files_visible_to(None)
+            .exclude(quantization="")
             .order_by("quantization")
             .values_list("quantization", flat=True)
             .distinct()
         ),
-        workloads=[(w.pk, str(w)) for w in Workload.objects.order_by("name", "version", "pk")],
+        workloads=[(w.pk, str(w)) for w in workloads_public().order_by("name", "version", "pk")],
     )
 
 

@@ -56,6 +56,12 @@ def source_title(title: str, author_handle: str = "", key: str = "") -> str:
 
 def provenance_badge(row: Any) -> str:
     """Return the measured / reported badge, a reported row's with a link to its source's page."""
+    if row.provenance != "reported" and getattr(row, "summary_source", "") == "printed":
+        # A pasted llama-bench Markdown table: llama-bench measured it, not a Rigboard runner.
+        return mark_safe(
+            '<span class="badge printed" title="Mean ± SD as llama-bench printed it in a Markdown table; '
+            'no samples; not measured by a Rigboard runner">llama-bench summary</span>'
+        )
     if row.provenance != "reported":
         return mark_safe('<span class="badge measured" title="Measured by a Rigboard runner">measured</span>')
     badge = mark_safe('<span class="badge reported" title="Figures as published by the source">reported</span>')

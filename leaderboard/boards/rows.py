@@ -89,8 +89,8 @@ class LeaderboardRow:
     source_title: str
     source_url: str
     date: datetime
-    # What the figures are: 'samples', 'published' or 'sweep' (a sweep-only
-    # run ranked by its shortest context's figures).
+    # What the figures are: 'samples', 'published', 'printed' (a llama-bench Markdown
+    # table's mean ± SD) or 'sweep' (a sweep-only run ranked by its shortest context's figures).
     summary_source: str = ""
     # A reported run's API price as its article printed it (seed 002's cloud row).
     cost_usd_per_mtok: float | None = None

@@ -49,7 +49,8 @@ from leaderboard.boards.selectors.runs import (
 from leaderboard.core.api.errors import api_not_found
 from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
-from leaderboard.results.models import ModelFile, RigGpu, Run
+from leaderboard.results.models import RigGpu, Run
+from leaderboard.results.selectors import model_files_visible_to
 
 # The leaderboard's columns as (sort key or "", heading, css class), in the
 # order leaderboard_cells writes them. σ, n and range sit under the decode
@@ -114,7 +115,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 @require_GET
 def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     """The stacks ranked on one GPU model: the leaderboard with its GPU filter set."""
-    if not RigGpu.objects.filter(model=model).exists():
+    if not RigGpu.objects.visible_to(request.user).filter(model=model).exists():
         raise Http404("no rig has this GPU")
     params = request.GET.copy()
     params["gpu"] = model
@@ -128,7 +129,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
 @require_GET
 def model_page(request: HttpRequest, model_file_id: int) -> HttpResponse:
     """The stacks and rigs ranked on one model file."""
-    model_file = ModelFile.objects.filter(pk=model_file_id).first()
+    model_file = model_files_visible_to(request.user).filter(pk=model_file_id).first()
     if model_file is None:
         raise Http404("no such model file")
     params = request.GET.copy()
@@ -195,7 +196,7 @@ def leaderboard_json(request: HttpRequest) -> JsonResponse:
 @require_GET
 def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
     price = usd_per_kwh_from(request.GET.get("usd_per_kwh"))
-    board = rig_board(rig_id=rig_id, usd_per_kwh=price)
+    board = rig_board(rig_id=rig_id, usd_per_kwh=price, viewer=request.user)
     if board is None:
         raise Http404("no such rig")
     bars = charts.bar_figure(
@@ -222,7 +223,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
 
 @require_GET
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = run_detail(run_id=run_id)
+    run = run_detail(run_id=run_id, viewer=request.user)
     if run is None:
         raise Http404("no such run")
     reps = chartdata.repetitions(run)
@@ -261,7 +262,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 def compare_page(request: HttpRequest) -> HttpResponse:
     asked = parse_run_ids([*request.GET.getlist("runs"), *request.GET.getlist("add")], limit=None)
     run_ids, dropped = asked[:MAX_COMPARED], asked[MAX_COMPARED:]
-    runs = runs_for_compare(run_ids=run_ids)
+    runs = runs_for_compare(run_ids=run_ids, viewer=request.user)
     test = request.GET.get("test") or DEFAULT_TEST
     if test not in TESTS:
         test = DEFAULT_TEST
@@ -301,7 +302,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def concurrency_page(request: HttpRequest) -> HttpResponse:
-    runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")))
+    runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")), viewer=request.user)
     context = {
         "items": [(r, run_label(r)) for r in runs],
         "cv": concurrency_view(runs, request.GET, baseline=runs[0] if runs else None),
@@ -312,7 +313,7 @@ def concurrency_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def sweeps_page(request: HttpRequest) -> HttpResponse:
-    runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")))
+    runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")), viewer=request.user)
     figure = charts.sweep_figure([chartdata.sweep_series(r) for r in runs])
     return render(
         request,
@@ -351,7 +352,8 @@ def source_page(request: HttpRequest, source_id: int) -> HttpResponse:
         raise Http404("no such source")
     price = usd_per_kwh_from(request.GET.get("usd_per_kwh"))
     ids = list(
-        Run.objects.filter(source_id=source_id)
+        Run.objects.public()
+        .filter(source_id=source_id)
         .order_by("-decode_tokens_per_s_mean", "pk")
         .values_list("pk", flat=True)[:200]
     )

@@ -90,7 +90,7 @@ class CampaignListCreateApi(APIView):
 
     @extend_schema(operation_id="campaigns_list", responses=schema.CampaignListSerializer)
     def get(self, request: Request) -> Response:
-        campaigns = Campaign.objects.select_related("rig")[:200]
+        campaigns = Campaign.objects.public().select_related("rig")[:200]
         return Response({"results": [campaign_output(c, trials=False) for c in campaigns]})
 
     @extend_schema(
@@ -129,7 +129,9 @@ class CampaignDetailApi(APIView):
 
     @extend_schema(operation_id="campaigns_retrieve", responses=schema.CampaignOutputSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
+        # A hidden rig's campaign answers 404 but to staff, its owner and its rig's token.
+        visible = Campaign.objects.visible_to(request.user, token_rig_id=token_rig_id(request))
+        campaign = get_object_or_404(visible.select_related("rig"), pk=campaign_id)
         return Response(campaign_output(campaign))
 
 

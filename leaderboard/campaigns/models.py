@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from leaderboard.jobs.models import BenchmarkJob
-from leaderboard.results.models import Rig, Run
+from leaderboard.results.models import Rig, RigScopedQuerySet, Run
 
 
 class CampaignStatus(models.TextChoices):
@@ -30,6 +30,9 @@ class Campaign(models.Model):
     status_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    # Seen exactly when its rig is: Campaign.objects.public() / .visible_to(user).
+    objects = RigScopedQuerySet["Campaign"].as_manager()
 
     class Meta:
         ordering = ["-created_at"]

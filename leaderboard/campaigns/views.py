@@ -19,7 +19,7 @@ from runners.campaign.spec import OBJECTIVES
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    campaigns = Campaign.objects.select_related("rig")[:200]
+    campaigns = Campaign.objects.public().select_related("rig")[:200]
     reported = Source.objects.filter(experiments__isnull=False).distinct().order_by("title")
     return render(request, "campaigns/list.html", {"campaigns": campaigns, "reported": reported})
 
@@ -78,7 +78,8 @@ def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
 
 
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
+    # A hidden rig's campaign answers 404 but to staff and its owner.
+    campaign = get_object_or_404(Campaign.objects.visible_to(request.user).select_related("rig"), pk=campaign_id)
     trials = list(campaign.trials.select_related("run__model_file", "run__configuration"))
     analysis = campaign_analysis(
         campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}

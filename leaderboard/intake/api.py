@@ -11,10 +11,10 @@ from rest_framework.response import Response
 
 from leaderboard.core.api.errors import error_response
 from leaderboard.intake.parsers import LlamaBenchFileParser
-from leaderboard.intake.services import LlamaBenchImport, llama_bench_import
+from leaderboard.intake.services import FORMATS, LlamaBenchImport, llama_bench_import, repetitions_read
 from leaderboard.results.api.views.base import ApiMixin, APIView
 from leaderboard.results.models import RigToken
-from runners.llamabench import FORMATS, LlamaBenchError
+from runners.llamabench import LlamaBenchError
 
 
 def import_summary(result: LlamaBenchImport) -> dict[str, Any]:
@@ -29,6 +29,7 @@ def import_summary(result: LlamaBenchImport) -> dict[str, Any]:
                 "workload": run.workload.name,
                 "comparison_key": run.comparison_key,
                 "n_samples": run.n_samples,
+                "summary_source": run.summary_source,
                 "decode_tokens_per_s_mean": run.decode_tokens_per_s_mean,
                 "prefill_tokens_per_s_mean": run.prefill_tokens_per_s_mean,
             }
@@ -38,7 +39,7 @@ def import_summary(result: LlamaBenchImport) -> dict[str, Any]:
 
 
 class LlamaBenchImportApi(ApiMixin, APIView):
-    """Import llama-bench output (-o json, -o jsonl or -o csv) sent as the request body."""
+    """Import llama-bench output (-o json, -o jsonl, -o csv or its Markdown table, -o md) sent as the request body."""
 
     parser_classes = [LlamaBenchFileParser]
     pagination_class = None
@@ -50,11 +51,19 @@ class LlamaBenchImportApi(ApiMixin, APIView):
             OpenApiParameter("rig", str, description="The token's rig (default); another name is refused (403)."),
             OpenApiParameter("file_format", str, enum=list(FORMATS), description="Detected when omitted."),
             OpenApiParameter("notes", str, description="Stored with every run."),
+            OpenApiParameter(
+                "repetitions",
+                int,
+                description="The -r a Markdown table was run with (it does not print it); 'not stated' when omitted.",
+            ),
         ],
         responses={
             201: OpenApiResponse(description="Stored: one run per test row."),
             200: OpenApiResponse(description="Every row was already stored (same file imported again)."),
-            400: OpenApiResponse(description='{"errors": {"rows.N.field": ["why"]}}; nothing stored.'),
+            400: OpenApiResponse(
+                description='{"errors": {"rows.N.field": ["why"]}} ("line.N.column" for a Markdown table); '
+                "nothing stored."
+            ),
             401: OpenApiResponse(description="No valid rig token."),
             403: OpenApiResponse(description="The token belongs to another rig."),
             413: OpenApiResponse(description="The file is over RIGBOARD_LLAMA_BENCH_MAX_BYTES."),
@@ -73,7 +82,13 @@ class LlamaBenchImportApi(ApiMixin, APIView):
         if not text.strip():
             return error_response({"body": ["The body is empty: send the llama-bench output file."]}, 400)
         try:
-            result = llama_bench_import(rig=token.rig, text=text, fmt=fmt, notes=request.query_params.get("notes", ""))
+            result = llama_bench_import(
+                rig=token.rig,
+                text=text,
+                fmt=fmt,
+                notes=request.query_params.get("notes", ""),
+                repetitions=repetitions_read(request.query_params.get("repetitions")),
+            )
         except LlamaBenchError as exc:
             return error_response(exc.errors, status.HTTP_400_BAD_REQUEST)
         code = status.HTTP_201_CREATED if result.created else status.HTTP_200_OK

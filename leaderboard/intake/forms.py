@@ -56,5 +56,24 @@ class TokenForm(forms.Form):
 
 
 class LlamaBenchUploadForm(forms.Form):
-    file = forms.FileField(help_text="llama-bench -o json, -o jsonl or -o csv output.")
+    """A llama-bench file, or its Markdown table pasted; one of the two."""
+
+    file = forms.FileField(required=False, help_text="llama-bench -o json, -o jsonl, -o csv or -o md output.")
+    paste = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 10, "cols": 100, "placeholder": "| model | size | params | ..."}),
+        help_text="Or paste llama-bench's Markdown table (its default output); several tables and build lines too.",
+    )
+    repetitions = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=1000,
+        help_text="The -r the table was run with (a Markdown table does not print it); left empty, n is 'not stated'.",
+    )
     notes = forms.CharField(max_length=2000, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("file")) == bool((data.get("paste") or "").strip()):
+            raise forms.ValidationError("Give a file or a pasted table (one of the two).")
+        return data

@@ -1,43 +1,42 @@
-"""Community rigs: who owns a rig and whether staff have approved it, and runs
-staff dispute. A rig with no RigOwnership was made by staff (admin, create_rig)
-and counts as approved, so existing rigs need no data migration."""
+"""Community rigs: who registered a rig and who reviewed it, and runs staff
+dispute. Whether the public may see a rig is the rig's own ``review_status``
+(leaderboard.results.models.Rig): removing an ownership, or its owner, leaves a
+pending or rejected rig hidden."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
 
-from leaderboard.results.models import Rig, Run
-
-
-class ReviewStatus(models.TextChoices):
-    PENDING = "pending", "pending review"
-    APPROVED = "approved", "approved"
-    REJECTED = "rejected", "rejected"
+from leaderboard.results.models import ReviewStatus, Rig, Run
 
 
 class RigOwnership(models.Model):
-    """A community account's rig. Its runs are stored and shown to the owner, and
-    enter public lists once staff approve it."""
+    """A community account's rig: the review queue's entry. Its runs are stored and
+    shown to the owner, and enter public lists once staff approve the rig."""
 
     rig = models.OneToOneField(Rig, on_delete=models.CASCADE, related_name="ownership")
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_rigs")
-    review_status = models.CharField(max_length=16, choices=ReviewStatus.choices, default=ReviewStatus.PENDING)
-    review_reason = models.TextField(blank=True, help_text="Shown to the owner (why it was rejected).")
     reviewed_at = models.DateTimeField(null=True, blank=True)
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        indexes = [models.Index(fields=["review_status", "created_at"], name="ownership_queue_idx")]
-
     def __str__(self) -> str:
-        return f"{self.rig.name} ({self.get_review_status_display()})"
+        return f"{self.rig.name} ({self.rig.get_review_status_display()})"
+
+    @property
+    def review_status(self) -> str:
+        """Return the rig's review status (stored on the rig, read here for the queue)."""
+        return self.rig.review_status
+
+    @property
+    def review_reason(self) -> str:
+        return self.rig.review_reason
+
+    def get_review_status_display(self) -> str:
+        return self.rig.get_review_status_display()
 
 
 class RunDispute(models.Model):
@@ -52,17 +51,4 @@ class RunDispute(models.Model):
         return f"dispute on run {self.run_id}"
 
 
-def hidden_rig_ids() -> models.QuerySet[RigOwnership, Any]:
-    """Return the ids of rigs kept out of public lists (pending or rejected), as a subquery."""
-    return RigOwnership.objects.exclude(review_status=ReviewStatus.APPROVED).values("rig_id")
-
-
-def public_runs_q() -> Q:
-    """Return the filter keeping the runs the public may see: those of staff-made rigs
-    (no ownership) and of approved community rigs. A NOT IN over the small
-    ownership table, so ranking queries over the runs table gain no join."""
-    return ~Q(rig_id__in=hidden_rig_ids())
-
-
-def public_rigs_q() -> Q:
-    return ~Q(pk__in=hidden_rig_ids())
+__all__ = ["ReviewStatus", "RigOwnership", "RunDispute"]

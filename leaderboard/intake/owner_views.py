@@ -105,13 +105,16 @@ def llama_bench_upload(request: HttpRequest, rig_id: int) -> HttpResponse:
     context: dict[str, object] = {"rig": rig, "form": form}
     if request.method == "POST" and form.is_valid():
         try:
-            text = form.cleaned_data["file"].read().decode("utf-8")
-            result = llama_bench_import(rig=rig, text=text, notes=form.cleaned_data["notes"])
+            upload = form.cleaned_data["file"]
+            text = upload.read().decode("utf-8") if upload else form.cleaned_data["paste"]
+            result = llama_bench_import(
+                rig=rig, text=text, notes=form.cleaned_data["notes"], repetitions=form.cleaned_data["repetitions"]
+            )
         except UnicodeDecodeError:
             context["errors"] = {"file": ["The file is not UTF-8 text."]}
         except LlamaBenchError as exc:
             context["errors"] = exc.errors
         else:
             context["result"] = result
-    status = 400 if context.get("errors") else 200
+    status = 400 if context.get("errors") or form.errors else 200
     return render(request, "intake/llama_bench_upload.html", context, status=status)

@@ -24,7 +24,13 @@ def owned_rig_register(
 ) -> tuple[Rig, str]:
     """Create ``owner``'s rig (pending review) and its first token; return the rig
     and the raw token, shown once. Raise ApplicationError (409) for a taken name."""
-    rig = rig_create(name=name, gpus=gpus, owner=owner, **{k: v for k, v in fields.items() if k in RIG_FIELDS})
+    rig = rig_create(
+        name=name,
+        gpus=gpus,
+        owner=owner,
+        review_status=ReviewStatus.PENDING,
+        **{k: v for k, v in fields.items() if k in RIG_FIELDS},
+    )
     RigOwnership.objects.create(rig=rig, owner=owner)
     _, raw = rig_token_issue(rig=rig, label=token_label or "first token")
     return rig, raw
@@ -53,15 +59,21 @@ def owned_token_revoke(*, rig: Rig, token_id: int) -> RigToken:
     return rig_token_revoke(token=token)
 
 
+@transaction.atomic
 def rig_review(*, ownership: RigOwnership, approve: bool, reviewer: User, reason: str = "") -> RigOwnership:
-    """Approve or reject a community rig; a rejection needs a reason (the owner sees it)."""
+    """Approve or reject a community rig; a rejection needs a reason (the owner sees it).
+
+    The status is the rig's own (Rig.review_status): approval is the only way a
+    pending or rejected rig becomes public."""
     if not approve and not reason.strip():
         raise ApplicationError("a rejection needs a reason the owner can read", field="review_reason")
-    ownership.review_status = ReviewStatus.APPROVED if approve else ReviewStatus.REJECTED
-    ownership.review_reason = reason
+    rig = ownership.rig
+    rig.review_status = ReviewStatus.APPROVED if approve else ReviewStatus.REJECTED
+    rig.review_reason = reason
+    rig.save(update_fields=["review_status", "review_reason"])
     ownership.reviewed_at = timezone.now()
     ownership.reviewed_by = reviewer  # type: ignore[assignment]
-    ownership.save(update_fields=["review_status", "review_reason", "reviewed_at", "reviewed_by"])
+    ownership.save(update_fields=["reviewed_at", "reviewed_by"])
     return ownership
 
 

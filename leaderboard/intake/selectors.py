@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from leaderboard.intake.models import public_runs_q
 from leaderboard.results.models import ModelFile, Run, RunStatus, Workload
 from runners.llamabench import WORKLOAD_PREFIX
 
@@ -22,25 +21,25 @@ def bench_tokens_per_s(run: Run) -> float | None:
 
 
 def bench_runs() -> QuerySet[Run]:
-    """Return the finished llama-bench runs with what the pages show."""
+    """Return the public finished llama-bench runs with what the pages show."""
     return (
-        Run.objects.filter(public_runs_q(), status=RunStatus.FINISHED, workload__name__startswith=WORKLOAD_PREFIX)
+        Run.objects.public()
+        .filter(status=RunStatus.FINISHED, workload__name__startswith=WORKLOAD_PREFIX)
         .select_related("rig", "stack", "model_file", "configuration", "workload")
         .prefetch_related("rig__gpus")
     )
 
 
 def bench_tests() -> list[str]:
-    """Return the llama-bench workload names that have runs, sorted."""
-    names = Workload.objects.filter(name__startswith=WORKLOAD_PREFIX, runs__status=RunStatus.FINISHED)
+    """Return the llama-bench workload names that have public runs, sorted."""
+    names = Workload.objects.filter(pk__in=bench_runs().values("workload"))
     return sorted(set(names.values_list("name", flat=True)))
 
 
 def bench_model_files(*, test: str) -> list[ModelFile]:
-    """Return the model files with finished runs of ``test``, by name."""
-    return list(
-        ModelFile.objects.filter(runs__workload__name=test, runs__status=RunStatus.FINISHED).distinct().order_by("name")
-    )
+    """Return the model files with public finished runs of ``test``, by name."""
+    runs = bench_runs().filter(workload__name=test)
+    return list(ModelFile.objects.filter(pk__in=runs.values("model_file")).order_by("name"))
 
 
 @dataclass(frozen=True)

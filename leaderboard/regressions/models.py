@@ -22,6 +22,7 @@ from leaderboard.regressions.verdict import (
     DEFAULT_THRESHOLD_PCT,
     Noise,
 )
+from leaderboard.results.models import RigScopedQuerySet
 
 
 class BaselineMode(models.TextChoices):
@@ -66,6 +67,9 @@ class Subscription(models.Model):
     last_checked_at = models.DateTimeField(null=True, blank=True)
     last_head = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+
+    # Seen exactly when its rig is: Subscription.objects.public() / .visible_to(user).
+    objects = RigScopedQuerySet["Subscription"].as_manager()
 
     class Meta:
         ordering = ["rig__name", "repo_url", "branch"]

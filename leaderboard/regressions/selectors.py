@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
@@ -70,15 +71,17 @@ def _floor_label(verdict: Verdict | None) -> str:
 
 
 def subscriptions_list() -> QuerySet[Subscription]:
-    """Return subscriptions with their rig and reference configs prefetched."""
-    return Subscription.objects.select_related("rig").prefetch_related("reference_configs").order_by("rig__name", "id")
+    """Return the public rigs' subscriptions with their rig and reference configs prefetched."""
+    subscriptions = Subscription.objects.public().select_related("rig").prefetch_related("reference_configs")
+    return subscriptions.order_by("rig__name", "id")
 
 
-def timeline_get(*, subscription_id: int, reference_id: int) -> Timeline:
+def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None) -> Timeline:
     """Return the timeline of one reference config (bisection builds left out:
     they appear through their verdict's first bad commit). Raise Http404 for an
-    unknown subscription or a reference config of another subscription."""
-    sub = get_object_or_404(Subscription.objects.select_related("rig"), pk=subscription_id)
+    unknown subscription, one of a rig hidden from ``viewer`` (None: the public),
+    or a reference config of another subscription."""
+    sub = get_object_or_404(Subscription.objects.visible_to(viewer).select_related("rig"), pk=subscription_id)
     reference = get_object_or_404(ReferenceConfig, pk=reference_id, subscription=sub)
     builds = list(BuildRecord.objects.filter(subscription=sub, bisect_of__isnull=True).order_by("created_at", "id"))
     run_uuids = dict(

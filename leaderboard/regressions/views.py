@@ -14,7 +14,7 @@ def subscriptions_page(request: HttpRequest) -> HttpResponse:
 
 
 def timeline_page(request: HttpRequest, subscription_id: int, reference_id: int) -> HttpResponse:
-    timeline = timeline_get(subscription_id=subscription_id, reference_id=reference_id)
+    timeline = timeline_get(subscription_id=subscription_id, reference_id=reference_id, viewer=request.user)
     return render(
         request,
         "regressions/timeline.html",

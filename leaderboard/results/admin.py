@@ -52,8 +52,12 @@ class RigTokenInline(admin.TabularInline):
 
 @admin.register(Rig)
 class RigAdmin(admin.ModelAdmin):
-    list_display = ["name", "owner_name", "gpu_list", "os", "driver_version", "created_at"]
+    list_display = ["name", "owner_name", "gpu_list", "review_status", "os", "driver_version", "created_at"]
+    list_filter = ["review_status"]
     search_fields = ["name", "owner_name", "gpus__model"]
+    # A community rig is approved or rejected in the review queue (leaderboard.intake's
+    # admin), the only way in: here the status is shown, not edited.
+    readonly_fields = ["review_status", "review_reason"]
     inlines = [RigGpuInline, RigTokenInline]
     actions = ["issue_token", "revoke_tokens"]
 

@@ -3,21 +3,28 @@ not grow with the number of rows (one query per page plus one per prefetch)."""
 
 from __future__ import annotations
 
-from django.db.models import Count, Prefetch, QuerySet
+from typing import Any
+
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from leaderboard.results.models import (
+    ModelFile,
     PublishedComparison,
     PublishedComparisonRow,
+    ReviewStatus,
     Rig,
     RigGpu,
+    RigQuerySet,
     Run,
+    RunQuerySet,
     Source,
+    Workload,
 )
 
 _RIG_GPUS = Prefetch("rig__gpus", queryset=RigGpu.objects.order_by("position", "id"))
 
 
-def run_list() -> QuerySet[Run]:
+def run_list() -> RunQuerySet:
     """Return all runs with what a list row shows (rig and its GPUs, stack,
     model file, configuration, workload, source) fetched up front."""
     return Run.objects.select_related(
@@ -25,17 +32,20 @@ def run_list() -> QuerySet[Run]:
     ).prefetch_related(_RIG_GPUS)
 
 
-def run_detail_queryset() -> QuerySet[Run]:
+def run_detail_queryset() -> RunQuerySet:
     """Return runs with everything the detail shows, samples and sweep points included."""
     return run_list().prefetch_related("samples", "sweep_points", "concurrency_levels__requests")
 
 
-def run_get(*, uuid: str) -> Run | None:
-    """Return the run with ``uuid`` and everything its detail shows, or None."""
-    return run_detail_queryset().filter(uuid=uuid).first()
+def run_get(*, uuid: str, viewer: Any = None, token_rig_id: int | None = None) -> Run | None:
+    """Return the run with ``uuid`` and everything its detail shows, or None when
+    there is none or its rig is hidden from ``viewer`` (and from the holder of rig
+    ``token_rig_id``'s token): a pending rig's run answers 404 like a missing one."""
+    runs = run_detail_queryset().visible_to(viewer, token_rig_id=token_rig_id)
+    return runs.filter(uuid=uuid).first()
 
 
-def rig_list() -> QuerySet[Rig]:
+def rig_list() -> RigQuerySet:
     """Return rigs with their GPUs and the number of runs each has."""
     return (
         Rig.objects.annotate(n_runs=Count("runs"))
@@ -45,8 +55,9 @@ def rig_list() -> QuerySet[Rig]:
 
 
 def source_list() -> QuerySet[Source]:
-    """Return the articles reported results come from, with their number of runs."""
-    return Source.objects.annotate(n_runs=Count("runs")).order_by("key")
+    """Return the articles reported results come from, with their number of public runs."""
+    public = Q(runs__rig__review_status=ReviewStatus.APPROVED)
+    return Source.objects.annotate(n_runs=Count("runs", filter=public)).order_by("key")
 
 
 def source_detail_queryset() -> QuerySet[Source]:
@@ -56,17 +67,22 @@ def source_detail_queryset() -> QuerySet[Source]:
     return source_list().prefetch_related(Prefetch("comparisons", queryset=comparisons), "experiments", "fits")
 
 
-# Community rigs awaiting review (or rejected) stay out of public lists. The
-# review lives in leaderboard.intake (RigOwnership, reverse name "ownership"),
-# which results may not import: the lookup names the relation instead.
-HIDDEN_REVIEW_STATUSES = ("pending", "rejected")
-
-
-def run_list_public() -> QuerySet[Run]:
+def run_list_public() -> RunQuerySet:
     """Return run_list() without the runs of rigs awaiting review or rejected."""
-    return run_list().exclude(rig__ownership__review_status__in=HIDDEN_REVIEW_STATUSES)
+    return run_list().public()
 
 
-def rig_list_public() -> QuerySet[Rig]:
+def rig_list_public() -> RigQuerySet:
     """Return rig_list() without the rigs awaiting review or rejected."""
-    return rig_list().exclude(ownership__review_status__in=HIDDEN_REVIEW_STATUSES)
+    return rig_list().public()
+
+
+def model_files_visible_to(viewer: Any) -> QuerySet[ModelFile]:
+    """Return the model files with a run ``viewer`` may see (None: the public):
+    a file only a hidden rig ran is as hidden as the rig."""
+    return ModelFile.objects.filter(pk__in=Run.objects.visible_to(viewer).values("model_file"))
+
+
+def workloads_public() -> QuerySet[Workload]:
+    """Return the workloads with a public run."""
+    return Workload.objects.filter(pk__in=Run.objects.public().values("workload"))

@@ -19,8 +19,9 @@ import requests
 
 from runners.config import ConfigError, read_spec
 from runners.delivery.client import ServiceClient
+from runners.llamabench import markdown
 from runners.llamabench.bench import bench_config, run_bench
-from runners.llamabench.parse import LlamaBenchError, parse
+from runners.llamabench.parse import FORMATS, LlamaBenchError, parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,9 +29,14 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m runners.llamabench", description="llama-bench results on Rigboard."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    imp = sub.add_parser("import", help="import a llama-bench output file (-o json, jsonl or csv)")
+    imp = sub.add_parser("import", help="import a llama-bench output file (-o json, jsonl, csv or its Markdown table)")
     imp.add_argument("file", help="llama-bench output; - reads stdin")
-    imp.add_argument("--format", choices=("json", "jsonl", "csv"), help="detected when omitted")
+    imp.add_argument("--format", choices=(*FORMATS, markdown.FORMAT), help="detected when omitted")
+    imp.add_argument(
+        "--repetitions",
+        type=int,
+        help="the -r a Markdown table was run with (it does not print it); 'not stated' when omitted",
+    )
     imp.add_argument("--notes", default="", help="stored with every run")
     imp.add_argument("--check", action="store_true", help="check the file here; send nothing")
     run = sub.add_parser("run", help="run llama-bench from the config's [llama_bench] table and post the rows")
@@ -52,13 +58,19 @@ def _service(args: argparse.Namespace, spec: Mapping[str, Any]) -> dict[str, Any
 
 def _import(args: argparse.Namespace, service: Mapping[str, Any]) -> int:
     text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
-    rows = parse(text, fmt=args.format)  # refuse a bad file before sending it
+    # Refuse a bad file before sending it.
+    if args.format == markdown.FORMAT or (args.format is None and markdown.looks_like_markdown(text)):
+        rows = [row.bench for row in markdown.parse_markdown(text, repetitions=args.repetitions)]
+    else:
+        rows = parse(text, fmt=args.format)
     if args.check:
         print(f"{len(rows)} rows: " + ", ".join(row.workload_name for row in rows))
         return 0
     if not service.get("url") or not service.get("token"):
         raise ConfigError("service", "url and token are needed to import (give --config or --url and --token)")
     params = {"notes": args.notes, **({"file_format": args.format} if args.format else {})}
+    if args.repetitions is not None:
+        params["repetitions"] = str(args.repetitions)
     if service.get("rig"):
         params["rig"] = service["rig"]
     resp = requests.post(

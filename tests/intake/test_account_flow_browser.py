@@ -72,7 +72,7 @@ def test_a_visitor_signs_up_registers_a_rig_and_is_ranked_after_review(
     staff.fill("input[name=username]", "staff")
     staff.fill("input[name=password]", PASSWORD)
     staff.click("input[type=submit]")
-    staff.goto(f"{live_server.url}/admin/intake/rigownership/?review_status__exact=pending")
+    staff.goto(f"{live_server.url}/admin/intake/rigownership/?rig__review_status__exact=pending")
     staff.check("input[name=_selected_action]")
     staff.select_option("select[name=action]", "approve")
     staff.click("button[name=index]")

@@ -81,6 +81,8 @@ def test_a_disputed_run_shows_the_reason():
     user = confirmed_user()
     run, _ = owner_rig(user)
     staff = User.objects.create_user("staff", is_staff=True)
+    # Only an approved rig's run is public (a pending one answers 404: test_hidden_until_approved).
+    rig_review(ownership=run.rig.ownership, approve=True, reviewer=staff)
     run_dispute(run=run, reason="decode figure is 3x the GPU's bandwidth bound", staff=staff)
     page = Client().get(f"/runs/{run.pk}/").content.decode()
     assert "Disputed:" in page and "3x the GPU&#x27;s bandwidth bound" in page

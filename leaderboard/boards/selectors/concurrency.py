@@ -198,7 +198,7 @@ def concurrency_board(
     if not form.is_valid():
         return board
     at = ConcurrencyLevel.objects.filter(run=OuterRef("pk"), concurrency=parsed.value)
-    runs: QuerySet[Run] = runs_filter(Run.objects.filter(status=RunStatus.FINISHED), form.cleaned_data)
+    runs: QuerySet[Run] = runs_filter(Run.objects.public().filter(status=RunStatus.FINISHED), form.cleaned_data)
     ranked = (
         runs.annotate(at_level=Subquery(at.values("output_tokens_per_s")[:1]))
         .filter(at_level__isnull=False)

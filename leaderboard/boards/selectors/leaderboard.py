@@ -23,7 +23,6 @@ from leaderboard.boards.filters import (
     runs_sort,
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
-from leaderboard.intake.models import public_rigs_q, public_runs_q
 from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, gpu_label
 
 
@@ -127,8 +126,8 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     # Rank on the runs table alone (joining only what a filter or the sort
     # needs), then load the page's rows with everything they show: ordering
     # 100k joined rows to keep 50 costs far more than ordering the ids.
-    # Runs of community rigs awaiting review (or rejected) stay out (leaderboard/intake).
-    base = Run.objects.filter(public_runs_q(), status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    # Runs of community rigs awaiting review (or rejected) stay out.
+    base = Run.objects.public().filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
     ids = runs_sort(runs_filter(base, form.cleaned_data), sort).values_list("pk", flat=True)
     # "Best of each" costs an index probe per run counted (filters.best_of_each_configuration),
     # so it counts at most BEST_COUNT_CAP: 10,000 probes took ~70 ms at 100k runs.
@@ -151,11 +150,12 @@ class RigBoard:
         return len({gpu.model for gpu in self.rig.gpus.all()}) > 1
 
 
-def rig_board(*, rig_id: int, usd_per_kwh: float, limit: int = 50) -> RigBoard | None:
+def rig_board(*, rig_id: int, usd_per_kwh: float, viewer: Any = None, limit: int = 50) -> RigBoard | None:
     """Return a rig's own leaderboard (its best run per stack × model file ×
     configuration × workload, fastest decoder first) and its latest finished runs
-    (with or without decode figures), ``limit`` of each; None for an unknown rig."""
-    rig = Rig.objects.prefetch_related("gpus").filter(pk=rig_id).first()
+    (with or without decode figures), ``limit`` of each; None for an unknown rig
+    or one hidden from ``viewer`` (None: the public)."""
+    rig = Rig.objects.visible_to(viewer).prefetch_related("gpus").filter(pk=rig_id).first()
     if rig is None:
         return None
     finished = Run.objects.filter(rig_id=rig_id, status=RunStatus.FINISHED).order_by()
@@ -179,7 +179,8 @@ def rigs_mixing(*, gpu: str) -> list[Rig]:
     """Return the public rigs that have a ``gpu`` card and a card of another model,
     by name: their runs are not ranked on ``gpu``'s page (``filters.rigs_only_with``)."""
     return list(
-        Rig.objects.filter(public_rigs_q(), pk__in=RigGpu.objects.filter(model=gpu).values("rig"))
+        Rig.objects.public()
+        .filter(pk__in=RigGpu.objects.filter(model=gpu).values("rig"))
         .exclude(pk__in=rigs_only_with(gpu))
         .order_by("name")
     )

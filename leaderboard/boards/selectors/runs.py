@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Prefetch, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch
 
 from leaderboard.boards.rows import LeaderboardRow
-from leaderboard.results.models import RigGpu, Run, RunStatus, Sample, SweepPoint
+from leaderboard.results.models import RigGpu, Run, RunQuerySet, RunStatus, Sample, SweepPoint
 
 MAX_COMPARED = 6
 
 
-def _runs_with_everything() -> QuerySet[Run]:
+def _runs_with_everything() -> RunQuerySet:
     return Run.objects.select_related(
         "rig", "stack", "model_file", "configuration", "workload", "source"
     ).prefetch_related(
@@ -25,10 +26,11 @@ def _runs_with_everything() -> QuerySet[Run]:
     )
 
 
-def run_detail(*, run_id: int) -> Run | None:
+def run_detail(*, run_id: int, viewer: Any = None) -> Run | None:
     """Return the run with its rig's GPUs, samples (by repetition) and sweep
-    points (by depth) prefetched; None when there is no such run."""
-    return _runs_with_everything().filter(pk=run_id).first()
+    points (by depth) prefetched; None when there is no such run or its rig is
+    hidden from ``viewer`` (None: the public)."""
+    return _runs_with_everything().visible_to(viewer).filter(pk=run_id).first()
 
 
 @dataclass(frozen=True)
@@ -76,23 +78,24 @@ def parse_run_ids(raw: Sequence[str], *, limit: int | None = MAX_COMPARED) -> li
     return ids if limit is None else ids[:limit]
 
 
-def runs_for_compare(*, run_ids: Sequence[int]) -> list[Run]:
-    """Return the runs with these ids in the order given (unknown ids are skipped),
-    each with its samples and sweep points: four queries whatever the count."""
-    by_id = {run.pk: run for run in _runs_with_everything().filter(pk__in=list(run_ids))}
+def runs_for_compare(*, run_ids: Sequence[int], viewer: Any = None) -> list[Run]:
+    """Return the runs with these ids in the order given (unknown ids, and those of
+    rigs hidden from ``viewer``, are skipped), each with its samples and sweep
+    points: four queries whatever the count."""
+    runs = _runs_with_everything().visible_to(viewer).filter(pk__in=list(run_ids))
+    by_id = {run.pk: run for run in runs}
     return [by_id[i] for i in run_ids if i in by_id]
 
 
 def same_key_peers(*, run: Run, usd_per_kwh: float, limit: int = MAX_COMPARED - 1) -> list[LeaderboardRow]:
     """Return up to ``limit`` other finished runs with ``run``'s comparison key
-    (GPUs, model file, workload), fastest first, without failed output checks:
-    what "compare my run against these" offers. Three queries."""
+    (GPUs, model file, workload), fastest first, without failed output checks and
+    without hidden rigs' runs: what "compare my run against these" offers. Three queries."""
     from leaderboard.boards.selectors.leaderboard import rows_by_ids
 
     ids = list(
-        Run.objects.filter(
-            comparison_key=run.comparison_key, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False
-        )
+        Run.objects.public()
+        .filter(comparison_key=run.comparison_key, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
         .exclude(pk=run.pk)
         .exclude(Exists(Sample.objects.filter(run=OuterRef("pk"), output_ok=False)))
         .order_by("-decode_tokens_per_s_mean", "-pk")

@@ -19,11 +19,21 @@ from leaderboard.results.models.published import (
     PublishedFit,
     Source,
 )
-from leaderboard.results.models.rigs import Rig, RigGpu, RigToken, gpu_label
+from leaderboard.results.models.rigs import (
+    ReviewStatus,
+    Rig,
+    RigGpu,
+    RigQuerySet,
+    RigScopedQuerySet,
+    RigToken,
+    gpu_label,
+    viewer_rigs_q,
+)
 from leaderboard.results.models.runs import (
     CONFIGURATION_GROUP,
     Provenance,
     Run,
+    RunQuerySet,
     RunStatus,
     Sample,
     SummarySource,
@@ -43,10 +53,14 @@ __all__ = [
     "PublishedComparisonRow",
     "PublishedExperiment",
     "PublishedFit",
+    "ReviewStatus",
     "Rig",
     "RigGpu",
+    "RigQuerySet",
+    "RigScopedQuerySet",
     "RigToken",
     "Run",
+    "RunQuerySet",
     "RunStatus",
     "Sample",
     "Source",
@@ -56,4 +70,5 @@ __all__ = [
     "SweepPoint",
     "Workload",
     "gpu_label",
+    "viewer_rigs_q",
 ]

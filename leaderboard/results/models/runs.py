@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from leaderboard.results.models.catalog import Configuration, ModelFile, Stack, Workload
 from leaderboard.results.models.published import Source
-from leaderboard.results.models.rigs import Rig
+from leaderboard.results.models.rigs import Rig, RigScopedQuerySet
 from runners import stats
 
 
@@ -33,6 +33,9 @@ class Provenance(models.TextChoices):
 class SummarySource(models.TextChoices):
     SAMPLES = "samples", "Computed from raw samples"
     PUBLISHED = "published", "As published by the source"
+    # llama-bench's Markdown table: the mean ± SD it printed, no samples, n as the
+    # submitter stated it (extra['llama_bench']['summary']).
+    PRINTED = "printed", "Mean ± SD as llama-bench printed it (no samples)"
     # A run whose figures are all per context length: its headline is the
     # shallowest depth's (services.summary.sweep_headline), so it can be ranked.
     SWEEP = "sweep", "Headline of its context sweep (shortest context)"
@@ -42,6 +45,11 @@ class SummarySource(models.TextChoices):
 # The columns that make two runs "the same configuration on the same rig": run-to-run
 # noise and "best run of each configuration" are taken over runs sharing all five.
 CONFIGURATION_GROUP = ("rig_id", "stack_id", "model_file_id", "configuration_id", "workload_id")
+
+
+class RunQuerySet(RigScopedQuerySet["Run"]):
+    """Runs are seen exactly when their rig is: ``Run.objects.public()`` for every
+    public list, ``Run.objects.visible_to(user)`` for an address of one run."""
 
 
 class Run(models.Model):
@@ -88,6 +96,8 @@ class Run(models.Model):
     energy_j_total = models.FloatField(null=True, blank=True)
     tokens_per_kwh = models.FloatField(null=True, blank=True)
     cost_usd_per_mtok = models.FloatField(null=True, blank=True, help_text="Published API price (reported runs).")
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -48,11 +48,11 @@ def sweep_headline(points: Sequence[SweepPoint]) -> SweepPoint | None:
 def run_summary_apply(*, run: Run, samples: list[Sample], sweep_points: Sequence[SweepPoint] = ()) -> None:
     """Set ``run``'s summary columns from ``samples`` (not saved).
 
-    With no samples the run keeps a published summary if it has one; else a
+    With no samples the run keeps a published or printed summary if it has one; else a
     run with a context sweep takes its sweep's headline (``sweep_headline``,
     ``summary_source='sweep'``, n = 0); else it gets no figures."""
     if not samples:
-        if run.summary_source != SummarySource.PUBLISHED:
+        if run.summary_source not in (SummarySource.PUBLISHED, SummarySource.PRINTED):
             for field in SUMMARY_FIELDS[2:]:
                 setattr(run, field, None)
             run.summary_source = SummarySource.NONE

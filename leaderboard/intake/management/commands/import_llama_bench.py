@@ -18,18 +18,26 @@ from runners.llamabench import LlamaBenchError
 
 
 class Command(BaseCommand):
-    help = "Import llama-bench output files (-o json, jsonl or csv) as measured runs of a rig (idempotent)."
+    help = "Import llama-bench output files (-o json, jsonl, csv or md) as runs of a rig (idempotent)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument("--rig", required=True, help="the rig the rows were measured on")
         parser.add_argument("--notes", default="", help="notes stored with each run")
+        parser.add_argument(
+            "--repetitions", type=int, default=None, help="the -r a Markdown table was run with (it does not print it)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         rig = rig_named(options["rig"])
         for path in options["files"]:
             try:
-                result = llama_bench_import(rig=rig, text=path.read_text(encoding="utf-8"), notes=options["notes"])
+                result = llama_bench_import(
+                    rig=rig,
+                    text=path.read_text(encoding="utf-8"),
+                    notes=options["notes"],
+                    repetitions=options["repetitions"],
+                )
             except (OSError, LlamaBenchError, ApplicationError) as exc:
                 raise CommandError(f"{path}: {exc}") from exc
             self.stdout.write(f"{path.name}: {len(result.runs)} rows ({result.format}), {result.created} new runs")

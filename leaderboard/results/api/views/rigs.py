@@ -9,6 +9,7 @@ from rest_framework import generics
 
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RigFilter
+from leaderboard.results.api.permissions import token_rig_id
 from leaderboard.results.api.serializers import outputs
 from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin, schema_component
 
@@ -37,4 +38,5 @@ class RigDetailApi(TextLookupMixin, ApiMixin, generics.RetrieveAPIView):
     lookup_field = "name"
 
     def get_queryset(self) -> Any:
-        return selectors.rig_list()
+        # A rig awaiting review (or rejected) answers 404 but to its own token.
+        return selectors.rig_list().visible_to(self.request.user, token_rig_id=token_rig_id(self.request))

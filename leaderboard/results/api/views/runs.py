@@ -17,7 +17,7 @@ from leaderboard.core.api.pagination import CappedPagination
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.payloads import payload_validated
-from leaderboard.results.api.permissions import token_rig_name
+from leaderboard.results.api.permissions import token_rig_id, token_rig_name
 from leaderboard.results.api.serializers import outputs
 from leaderboard.results.api.views.base import ApiMixin, schema_component
 from leaderboard.results.models import RigToken, Run
@@ -34,9 +34,11 @@ _ERRORS = {
 }
 
 
-def _detail(run_uuid: UUID | str) -> dict[str, Any]:
-    run = selectors.run_get(uuid=str(run_uuid))
-    if run is None:  # deleted between write and read: nothing sensible to show
+def _detail(run_uuid: UUID | str, request: Request) -> dict[str, Any]:
+    run = selectors.run_get(uuid=str(run_uuid), viewer=request.user, token_rig_id=token_rig_id(request))
+    # None: no such run (or deleted between write and read), or a hidden rig's run
+    # asked for by anyone but its own token: both answer 404.
+    if run is None:
         raise Http404
     return outputs.represent(RunDetailApi.OutputSerializer, run)  # type: ignore[no-any-return]
 
@@ -105,7 +107,7 @@ class RunCreateApi(ApiMixin, APIView):
         result = run_create_measured(rig=token.rig, data=data)
         if result.created:
             return Response(_created_detail(result), status=status.HTTP_201_CREATED)
-        return Response(_detail(result.run.uuid), status=status.HTTP_200_OK)
+        return Response(_detail(result.run.uuid, request), status=status.HTTP_200_OK)
 
 
 class RunsApi(RunCreateApi, RunListApi):
@@ -119,7 +121,7 @@ class RunDetailApi(ApiMixin, APIView):
 
     @extend_schema(operation_id="runs_retrieve", responses={200: OutputSerializer, 404: OpenApiResponse()})
     def get(self, request: Request, uuid: UUID) -> Response:
-        return Response(_detail(uuid))
+        return Response(_detail(uuid, request))
 
 
 def _owned_run(request: Request, run_uuid: UUID) -> Run:
@@ -157,7 +159,7 @@ class OpenRunUpdateApi(ApiMixin, APIView):
             fingerprint=data.get("fingerprint"),
             extra=data.get("extra"),
         )
-        return Response(_detail(uuid))
+        return Response(_detail(uuid, request))
 
 
 def _open_run_schema(operation_id: str, payload: type[schema.RunAppendInput], conflict: str) -> Any:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('results', '0006_concurrency_levels'),
+        ('results', '0008_rig_review_status'),
     ]
 
     operations = [
