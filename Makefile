@@ -85,6 +85,7 @@ pytest:
 
 test: install-dev system-deps lint typecheck migrations-check pytest
 
+# Single POSTs, then the bulk intake (POST /api/runs/bulk/), then COPY: runs/s side by side.
 bench-ingest:
 	DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python benchmarks/ingest.py $(BENCH_ARGS)
 

@@ -1,6 +1,8 @@
 """Ingest benchmark: concurrent rigs POST finished runs to Rigboard under gunicorn
 on PostgreSQL; prints runs/s and p50/p95 latency, then how fast PostgreSQL itself
-takes the same rows with COPY, for reference.
+takes the same rows with COPY, for reference; then (``--bulk-runs``, 0 to skip)
+the same kind of runs through ``POST /api/runs/bulk/`` in batches, and the three
+rates side by side (the issue's target: bulk ≥ 1/5 of COPY's runs/s).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres python benchmarks/ingest.py
 
@@ -26,6 +28,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from ingest_bulk import bulk_bodies, bulk_phase
 from ingest_db import copy_reference, cpu_snapshot, cpu_used, drop_database, load_average, table_counts
 from ingest_service import RIG_NAME, add_database_arguments, start_service
 
@@ -169,6 +172,9 @@ def main() -> int:
     parser.add_argument(
         "--gunicorn-arg", action="append", default=[], help="extra gunicorn option, e.g. --gunicorn-arg=--config=x.py"
     )
+    parser.add_argument("--bulk-runs", type=int, default=5000, help="runs posted through /api/runs/bulk/; 0 skips")
+    parser.add_argument("--bulk-batch", type=int, default=500, help="runs per bulk request (≤ RIGBOARD_MAX_BULK_RUNS)")
+    parser.add_argument("--bulk-clients", type=int, default=2)
     parser.add_argument("--keep-db", action="store_true", help="leave the benchmark database for inspection")
     args = parser.parse_args()
     if not 1 <= args.clients <= MAX_CLIENTS or not 0 < args.duration <= MAX_DURATION_S:
@@ -201,6 +207,10 @@ def main() -> int:
             thread.join(timeout=args.warmup + args.duration + 60)
         client_cpu = time.process_time() - client_cpu_before
         used = cpu_used(cpu_before, cpu_snapshot(service.process.pid, bench_url, args.db_name))
+        bulk = None
+        if args.bulk_runs > 0:
+            bodies = bulk_bodies(run_body, args.bulk_runs, args.bulk_batch, seed=len(logs))
+            bulk = bulk_phase(service.port, service.token, bodies, args.bulk_clients)
     finally:
         service.stop()
 
@@ -229,6 +239,14 @@ def main() -> int:
             f"{1000 * (os.cpu_count() or 1) / (service_ms + postgres_ms):.0f} runs/s; "
             f"load average before {load_before}, after {load_average()}"
         )
+    if bulk is not None:
+        latencies_ms = [s * 1000 for s in bulk.batch_latencies_s] or [0.0]
+        print(
+            f"bulk: {bulk.created} runs in {bulk.wall_s:.2f} s = {bulk.runs_per_s:.1f} runs/s "
+            f"({args.bulk_clients} clients, batches of {args.bulk_batch}; batch latency "
+            f"p50 {percentile(latencies_ms, 50):.0f} ms, max {max(latencies_ms):.0f} ms)"
+        )
+        stored += bulk.created
     expected = {"results_run": stored, "results_sample": stored * SAMPLES_PER_RUN}
     expected["results_sweeppoint"] = stored * SWEEP_POINTS_PER_RUN
     if counts != expected:
@@ -240,6 +258,15 @@ def main() -> int:
             f"COPY reference: the same {stored} runs ({rows} rows) in {seconds * 1000:.0f} ms = "
             f"{stored / seconds:.0f} runs/s ({rows / seconds:.0f} rows/s)"
         )
+        copy_rate = stored / seconds
+        bulk_rate = bulk.runs_per_s if bulk is not None else float("nan")
+        print(
+            f"side by side, runs/s: single POST {len(created) / args.duration:.0f} | bulk POST {bulk_rate:.0f} | "
+            f"COPY {copy_rate:.0f}; bulk / COPY = {bulk_rate / copy_rate:.2f} (target >= 0.20), "
+            f"single / COPY = {len(created) / args.duration / copy_rate:.3f}"
+        )
+    if bulk is not None and (bulk.failures or bulk.created != args.bulk_runs):
+        print(f"BULK FAILED: {bulk.created} of {args.bulk_runs} created; {bulk.failures[:3]}", file=sys.stderr)
     if failures:
         by_status: dict[int, int] = {}
         for o in failures:
@@ -247,7 +274,8 @@ def main() -> int:
         print(f"FAILED requests by status: {by_status}; first: {failures[0].error}", file=sys.stderr)
     if not args.keep_db:
         drop_database(args.database_url, args.db_name)
-    return 1 if failures or not created or counts != expected else 0
+    bulk_failed = bulk is not None and (bool(bulk.failures) or bulk.created != args.bulk_runs)
+    return 1 if failures or bulk_failed or not created or counts != expected else 0
 
 
 if __name__ == "__main__":

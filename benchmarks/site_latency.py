@@ -8,11 +8,20 @@ pages and /?best=1 are leaderboards too), run page p95 ≤ 50 ms, GET /api/runs/
 p95 ≤ 100 ms.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/rb_bench python benchmarks/site_latency.py [--iterations 40]
+
+``--json FILE`` keeps the figures (with each request's raw times) and ``--compare
+FILE`` prints a kept run's p95 and SQL p50 beside each page's, e.g. the 1M-run
+database beside the 100k one:
+
+    python benchmarks/site_latency.py --json 100k.json          # on the 100k database
+    python benchmarks/site_latency.py --compare 100k.json       # on the 1M database
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import statistics
 import sys
@@ -42,7 +51,6 @@ def pages() -> list[tuple[str, str, str]]:
     gpu = RigGpu.objects.values_list("model", flat=True).order_by("model").first()
     swept = Run.objects.filter(sweep_points__isnull=False).values_list("pk", flat=True).order_by("-pk").first()
     some = list(Run.objects.filter(n_samples__gt=0).order_by("-pk").values_list("pk", flat=True)[:4])
-    total = Run.objects.count()
     model_file = Run.objects.filter(n_samples__gt=0).values_list("model_file_id", flat=True).order_by("-pk").first()
     swept_two = list(
         Run.objects.filter(sweep_points__isnull=False).values_list("pk", flat=True).order_by("-pk").distinct()[:2]
@@ -58,7 +66,8 @@ def pages() -> list[tuple[str, str, str]]:
         ("leaderboard model+quant+date", "leaderboard", "/?model=qwen3.6&quant=Q4_K_M&since=2025-07-01"),
         ("leaderboard sort $/MTok", "leaderboard", "/?sort=cost"),
         ("leaderboard csv export", "leaderboard", "/leaderboard.csv?spec=mtp"),
-        (f"rig page ({total:,} runs, busiest rig)", "rig", f"/rigs/{rig_id}/"),
+        # The name is the key --compare matches on, so it does not carry the database's size.
+        ("rig page (the busiest rig)", "rig", f"/rigs/{rig_id}/"),
         ("run page (10 reps + sweep)", "run", f"/runs/{swept or some[0]}/"),
         ("compare 4 runs", "compare", "/compare/?runs=" + ",".join(str(i) for i in some)),
         ("compare 6 runs", "compare", "/compare/?runs=" + ",".join(str(i) for i in six)),
@@ -77,7 +86,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="write the figures (and raw times) to this file")
+    parser.add_argument("--compare", type=Path, help="a file written by --json: its figures beside these")
     args = parser.parse_args()
+    before = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
 
     import django
 
@@ -88,11 +100,18 @@ def main() -> int:
     client = Client(HTTP_HOST="localhost")
     from leaderboard.results.models import Run, Sample
 
-    print(f"database {connection.settings_dict['NAME']}: {Run.objects.count():,} runs, "
-          f"{Sample.objects.count():,} samples")  # fmt: skip
-    print(f"load average (1 min) before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print(f"{'page':40} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'cpu p50':>7} {'sql p50':>7} {'queries':>7}  target")
+    runs, samples = Run.objects.count(), Sample.objects.count()
+    print(f"database {connection.settings_dict['NAME']}: {runs:,} runs, {samples:,} samples")
+    load_before = os.getloadavg()[0]
+    print(f"load average (1 min) before: {load_before:.1f} on {os.cpu_count()} CPUs")
+    header = f"{'page':40} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'cpu p50':>7} {'sql p50':>7} {'queries':>7}"
+    if before is not None:
+        size = f"{before['runs'] // 1000:,}k"
+        print(f"beside: {args.compare} ({before['runs']:,} runs, {before['date']}, load {before['load_before']:.1f})")
+        header += f" {'p95 ' + size:>9} {'sql ' + size:>9}"
+    print(header + "  target")
     failed = False
+    figures: dict[str, dict[str, object]] = {}
     for name, group, url in pages():
         for _ in range(args.warmup):
             assert client.get(url).status_code == 200, url
@@ -115,11 +134,40 @@ def main() -> int:
         target = TARGETS_MS.get(group)
         verdict = "" if target is None else (f"≤ {target:.0f} ok" if p95 <= target else f"≤ {target:.0f} MISSED")
         failed |= target is not None and p95 > target
-        print(
+        line = (
             f"{name:40} {p50:7.1f} {p95:7.1f} {max(wall):7.1f} {statistics.median(cpu):7.1f} "
-            f"{statistics.median(sql):7.1f} {queries:7d}  {verdict}"
+            f"{statistics.median(sql):7.1f} {queries:7d}"
         )
-    print(f"load average (1 min) after: {os.getloadavg()[0]:.1f}")
+        if before is not None:
+            old = before["pages"].get(name)
+            line += f" {old['p95_ms']:9.1f} {old['sql_p50_ms']:9.1f}" if old else f" {'-':>9} {'-':>9}"
+        print(f"{line}  {verdict}")
+        figures[name] = {
+            "url": url,
+            "group": group,
+            "p50_ms": p50,
+            "p95_ms": p95,
+            "max_ms": max(wall),
+            "cpu_p50_ms": statistics.median(cpu),
+            "sql_p50_ms": statistics.median(sql),
+            "queries": queries,
+            "wall_ms": wall,
+        }
+    load_after = os.getloadavg()[0]
+    print(f"load average (1 min) after: {load_after:.1f}")
+    if args.json:
+        document = {
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "runs": runs,
+            "samples": samples,
+            "cpus": os.cpu_count(),
+            "iterations": args.iterations,
+            "load_before": load_before,
+            "load_after": load_after,
+            "pages": figures,
+        }
+        args.json.write_text(json.dumps(document, indent=1), encoding="utf-8")
+        print(f"figures written to {args.json}")
     return 1 if failed else 0
 
 

@@ -182,6 +182,10 @@ RIGBOARD_MAX_SAMPLES = env_int("RIGBOARD_MAX_SAMPLES", 1000)
 RIGBOARD_MAX_SWEEP_POINTS = env_int("RIGBOARD_MAX_SWEEP_POINTS", 64)
 RIGBOARD_MAX_CONCURRENCY_LEVELS = env_int("RIGBOARD_MAX_CONCURRENCY_LEVELS", 32)
 RIGBOARD_MAX_LEVEL_REQUESTS = env_int("RIGBOARD_MAX_LEVEL_REQUESTS", 1000)
+# POST /api/runs/bulk/ takes many runs at once (an import): at most this many, in
+# at most this many bytes (500 runs of 10 samples and 8 sweep points are ~5 MiB).
+RIGBOARD_MAX_BULK_RUNS = env_int("RIGBOARD_MAX_BULK_RUNS", 500)
+RIGBOARD_MAX_BULK_BODY_BYTES = env_int("RIGBOARD_MAX_BULK_BODY_BYTES", 16 * 1024 * 1024)
 # POST /api/llama-bench/ takes a whole llama-bench file (one run per row).
 RIGBOARD_LLAMA_BENCH_MAX_ROWS = env_int("RIGBOARD_LLAMA_BENCH_MAX_ROWS", 1000)
 RIGBOARD_LLAMA_BENCH_MAX_BYTES = env_int("RIGBOARD_LLAMA_BENCH_MAX_BYTES", 4 * 1024 * 1024)

@@ -17,6 +17,7 @@ from leaderboard.results.models import Rig, RigGpu, RigToken, Run, Sample, Sweep
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 import ingest  # noqa: E402
+import ingest_bulk  # noqa: E402
 import ingest_db  # noqa: E402
 
 
@@ -62,3 +63,19 @@ def test_percentile_is_the_nearest_rank():
     assert ingest.percentile(values, 50) == 50.0
     assert ingest.percentile(values, 95) == 95.0
     assert ingest.percentile([3.0], 95) == 3.0
+
+
+@pytest.mark.django_db
+def test_its_bulk_bodies_are_batches_the_bulk_intake_stores_whole():
+    rig = Rig.objects.create(name=ingest.RIG_NAME)
+    _, raw = RigToken.issue(rig=rig)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {raw}")
+    bodies = ingest_bulk.bulk_bodies(ingest.run_body, 5, 2, seed=3)
+    assert len(bodies) == 3
+    for body in bodies:
+        response = client.post("/api/runs/bulk/", body, content_type="application/json")
+        assert response.status_code == 200, response.content
+        assert {r["status"] for r in response.json()["runs"]} == {201}
+    assert Run.objects.count() == 5
+    assert Sample.objects.count() == 5 * ingest.SAMPLES_PER_RUN

@@ -140,3 +140,29 @@ def test_the_list_costs_the_same_queries_for_2_and_20_runs(api_client, make_rig,
     assert (n_few, n_many) == (2, 20)
     assert few == many
     assert many <= 3  # count, page, GPUs
+
+
+def test_the_count_stops_at_the_cap_and_pages_past_it_are_served(rig_with_token, monkeypatch):
+    from rest_framework.test import APIClient
+
+    from leaderboard.core.api.pagination import CappedPaginator
+    from tests.fixtures.api import api_run_payload, post_json
+
+    for _ in range(5):
+        assert post_json(rig_with_token.client, "/api/runs/", api_run_payload()).status_code == 201
+    monkeypatch.setattr(CappedPaginator, "COUNT_CAP", 3)
+    first = APIClient().get("/api/runs/", {"page_size": 2}).json()
+    assert (first["count"], first["count_capped"]) == (3, True)
+    assert first["next"] is not None
+    third = APIClient().get("/api/runs/", {"page_size": 2, "page": 3}).json()  # past the counted 3
+    assert len(third["results"]) == 1
+    assert third["next"] is None
+    seen = {
+        r["uuid"]
+        for page in (1, 2, 3)
+        for r in APIClient().get("/api/runs/", {"page_size": 2, "page": page}).json()["results"]
+    }
+    assert len(seen) == 5
+    monkeypatch.setattr(CappedPaginator, "COUNT_CAP", 10)
+    exact = APIClient().get("/api/runs/").json()
+    assert (exact["count"], exact["count_capped"]) == (5, False)

@@ -19,6 +19,9 @@ def test_it_serves_an_openapi_schema_with_every_endpoint(api_client):
     assert {"get", "post"} <= set(paths["/api/runs/"])
     assert "post" in paths["/api/runs/{uuid}/samples/"]
     assert "post" in paths["/api/runs/{uuid}/finish/"]
+    bulk_body = paths["/api/runs/bulk/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert bulk_body["properties"]["runs"]["items"] == {"$ref": "#/components/schemas/RunCreateInput"}
+    assert {"400", "401", "413"} <= set(paths["/api/runs/bulk/"]["post"]["responses"])
     assert "get" in paths["/api/rigs/{name}/"]
     list_params = {p["name"] for p in paths["/api/runs/"]["get"]["parameters"]}
     assert {"rig", "gpu", "engine", "build", "model", "quantization", "speculative_type", "workload"} <= list_params

@@ -63,19 +63,39 @@ def sample_sd(*, n: int, mean: float, sum_of_squares: float) -> float:
     return math.sqrt(max(sum_of_squares - n * mean * mean, 0.0) / (n - 1))
 
 
-def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
-    rows = (
-        runs.values(
-            *CONFIGURATION_GROUP,
-            "stack__engine",
-            "stack__build",
-            "model_file__name",
-            "model_file__quantization",
-            "configuration__speculative_type",
-            "workload__name",
+def _labels(rows: Sequence[dict[str, int]]) -> dict[int, str]:
+    """Return each group's label ("engine build · model quant · spec · workload") by the
+    id of one of its runs (``any_id``): one read of those few runs, issued even when
+    there are none, so the page's query count does not depend on its data."""
+    labels = {}
+    for r in Run.objects.filter(pk__in=[r["any_id"] for r in rows] or [0]).values(
+        "pk",
+        "stack__engine",
+        "stack__build",
+        "model_file__name",
+        "model_file__quantization",
+        "configuration__speculative_type",
+        "workload__name",
+    ):
+        spec = r["configuration__speculative_type"]
+        parts = (
+            f"{r['stack__engine']} {r['stack__build']}".strip(),
+            f"{r['model_file__name']} {r['model_file__quantization']}".strip(),
+            spec if spec != "none" else "",
+            r["workload__name"],
         )
+        labels[r["pk"]] = " · ".join(part for part in parts if part)
+    return labels
+
+
+def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
+    # Aggregated on the runs table alone (index-only over run_spread_idx, in group
+    # order: no join on the rig's every run), then labelled for the groups kept.
+    rows = list(
+        runs.values(*CONFIGURATION_GROUP)
         .annotate(
             n=Count("pk"),
+            any_id=Max("pk"),  # the run whose catalog rows name the group
             mean=Avg("decode_tokens_per_s_median"),
             # Σx², not StdDev: SQLite's STDDEV_SAMP (Python's statistics.stdev)
             # raises on the one-run groups HAVING drops only afterwards.
@@ -84,8 +104,9 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
             hi=Max("decode_tokens_per_s_median"),
         )
         .filter(n__gte=2)
-        .order_by("-n", "-mean")[:limit]
+        .order_by("-n", "-mean", *CONFIGURATION_GROUP)[:limit]
     )
+    labels = _labels(rows)
     return [
         Spread(
             rig_id=r["rig_id"],
@@ -93,16 +114,7 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
             model_file_id=r["model_file_id"],
             configuration_id=r["configuration_id"],
             workload_id=r["workload_id"],
-            label=" · ".join(
-                part
-                for part in (
-                    f"{r['stack__engine']} {r['stack__build']}".strip(),
-                    f"{r['model_file__name']} {r['model_file__quantization']}".strip(),
-                    r["configuration__speculative_type"] if r["configuration__speculative_type"] != "none" else "",
-                    r["workload__name"],
-                )
-                if part
-            ),
+            label=labels[r["any_id"]],
             n_runs=r["n"],
             mean_of_medians=r["mean"],
             stdev_of_medians=sample_sd(n=r["n"], mean=r["mean"], sum_of_squares=r["sumsq"]),

@@ -59,10 +59,12 @@ class BoundedJSONParser(parsers.JSONParser):
     DRF reads the body from the request stream, which skips Django's
     DATA_UPLOAD_MAX_MEMORY_SIZE check, so the limit is enforced here."""
 
+    limit_setting = "RIGBOARD_MAX_BODY_BYTES"
+
     def parse(
         self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
     ) -> Any:
-        limit = settings.RIGBOARD_MAX_BODY_BYTES
+        limit = getattr(settings, self.limit_setting)
         request = (parser_context or {}).get("request")
         declared = request.META.get("CONTENT_LENGTH") if request is not None else None
         if declared and str(declared).isdigit() and int(declared) > limit:
@@ -95,5 +97,9 @@ class BoundedJSONParser(parsers.JSONParser):
             errors: dict[str, list[str]] = {}
             _bad_values(data, "", errors)
             if errors:
-                raise exceptions.ValidationError(errors)
+                return self.refused(data, errors)
         return data
+
+    def refused(self, data: Any, errors: dict[str, list[str]]) -> Any:
+        """Answer a document holding values no field may take (``errors``): a 400 naming them."""
+        raise exceptions.ValidationError(errors)

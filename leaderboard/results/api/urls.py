@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from leaderboard.results.api.views.bulk import RunBulkCreateApi
 from leaderboard.results.api.views.published import SourceDetailApi, SourceListApi
 from leaderboard.results.api.views.rigs import RigDetailApi, RigListApi
 from leaderboard.results.api.views.runs import RunAppendApi, RunDetailApi, RunFinishApi, RunsApi
@@ -13,6 +14,7 @@ app_name = "api"
 
 urlpatterns = [
     path("runs/", RunsApi.as_view(), name="runs"),
+    path("runs/bulk/", RunBulkCreateApi.as_view(), name="runs-bulk"),
     path("runs/<uuid:uuid>/", RunDetailApi.as_view(), name="run-detail"),
     path("runs/<uuid:uuid>/samples/", RunAppendApi.as_view(), name="run-append"),
     path("runs/<uuid:uuid>/finish/", RunFinishApi.as_view(), name="run-finish"),

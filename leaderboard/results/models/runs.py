@@ -125,6 +125,24 @@ class Run(models.Model):
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
+            # A rig's run-to-run spreads (boards/selectors/noise.py) aggregate its measured
+            # runs per configuration from this index alone (index-only, in group order),
+            # and a model file + date filter counts its matches the same way (issue 24).
+            # Neither holds the review state: the public filter is a NOT IN over rig_id.
+            models.Index(
+                fields=["rig", "stack", "model_file", "configuration", "workload"],
+                name="run_spread_idx",
+                include=["id", "decode_tokens_per_s_median"],
+                condition=models.Q(
+                    status="finished", summary_source="samples", decode_tokens_per_s_median__isnull=False
+                ),
+            ),
+            models.Index(
+                fields=["model_file", "created_at"],
+                name="run_model_created_idx",
+                include=["id", "rig", "decode_tokens_per_s_mean"],
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
             # A model file's page ranks that file's runs (issue 12).
             models.Index(
                 "model_file",

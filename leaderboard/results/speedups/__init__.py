@@ -12,6 +12,11 @@ POSTed run, benchmarks/README.md):
   setting the objects' ``_state`` by hand. Reference: ``run_rows_save`` (the ORM,
   also the path off PostgreSQL); test: tests/results/test_speedups.py. Off: +2 to
   +6 ms per run.
+- ``bulk_sql``: the new runs of a ``POST /api/runs/bulk/`` batch, their samples and
+  sweep points in one INSERT per table. Reference: the ORM's ``bulk_create``
+  (``runs_rows_save``), and for the whole bulk intake storing the same runs one by
+  one (``services.bulk.runs_store_one_by_one``); test: tests/results/test_bulk_speedup.py.
+  Needed for ≥ 1/5 of COPY's rate (``make bench-ingest``'s bulk line).
 - ``lookup``: the catalog rows, the rig's GPUs and an existing run in one round
   trip. Reference: the ORM branch in the same module (other databases); test:
   tests/results/test_ingest_lookup.py.

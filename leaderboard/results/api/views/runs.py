@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.core.api.pagination import CappedPagination
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.payloads import payload_validated
@@ -73,6 +74,8 @@ class RunListApi(ApiMixin, generics.ListAPIView):
         "tokens_per_kwh",
     ]
     ordering = ["-created_at"]
+    # Counting every public run on each request grew with the table (issue 24).
+    pagination_class = CappedPagination
 
     def get_queryset(self) -> Any:
         # Runs of community rigs awaiting review stay out of public lists (leaderboard/intake).

@@ -3,7 +3,10 @@
 Each file holds one run payload (docs/api.md), as ``python -m runners run --no-post
 --output FILE`` writes it; it is validated as ``POST /api/runs/`` validates it
 (runners/delivery/schema.py) and stored as a measured run of the rig, idempotently (the run's uuid).
-``--create-rig`` registers a rig with no GPUs (a CPU rig) when the name is new."""
+The files go in batches, as ``POST /api/runs/bulk/`` takes them (at most
+RIGBOARD_MAX_BULK_RUNS at a time): a refused file is named with its fields, the
+others are stored, and the command then fails. ``--create-rig`` registers a rig
+with no GPUs (a CPU rig) when the name is new."""
 
 from __future__ import annotations
 
@@ -11,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from leaderboard.core.errors import ApplicationError
-from leaderboard.results.imports import run_document_store
+from leaderboard.results.api.batch import runs_submit
 from leaderboard.results.models import Rig
 from leaderboard.results.services.rigs import rig_create
 
@@ -43,14 +46,26 @@ class Command(BaseCommand):
                 os=options["os"],
                 notes=options["notes"],
             )
+        documents = []
         for path in options["files"]:
             try:
-                payload = json.loads(path.read_text(encoding="utf-8"))
+                document = json.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"{path}: not a run JSON file ({exc})") from exc
-            try:
-                result = run_document_store(rig=rig, document=payload)
-            except ApplicationError as exc:
-                raise CommandError(f"{path}: {exc}") from exc
-            verb = "stored" if result.created else "already stored"
-            self.stdout.write(f"{path.name}: {verb} as run {result.run.pk} ({result.run.status})")
+            # Written with --no-post, a run names no rig: it is the rig named here.
+            documents.append({**document, "rig": rig.name} if isinstance(document, dict) else document)
+        refused = []
+        batch = settings.RIGBOARD_MAX_BULK_RUNS
+        for start in range(0, len(documents), batch):
+            paths = options["files"][start : start + batch]
+            for path, outcome in zip(
+                paths, runs_submit(rig=rig, documents=documents[start : start + batch]), strict=True
+            ):
+                if outcome.run is None:
+                    why = "; ".join(f"{k.split('.', 2)[2]}: {' '.join(v)}" for k, v in outcome.errors.items())
+                    refused.append(f"{path}: {why}")
+                    continue
+                verb = "stored" if outcome.status_code == 201 else "already stored"
+                self.stdout.write(f"{path.name}: {verb} as run {outcome.run.pk} ({outcome.run.status})")
+        if refused:
+            raise CommandError(f"{len(refused)} of {len(documents)} files refused:\n" + "\n".join(refused))
