@@ -188,7 +188,8 @@ def test_figures_stored_before_the_checks_never_break_the_pages(rig_with_token, 
 
 
 def test_a_closed_campaign_answers_409_and_the_schema_says_so(rig_with_token, campaign, client):
-    assert post_json(rig_with_token.client, f"/api/campaigns/{campaign.pk}/finish/", {"status": "finished"}).ok
+    finished = post_json(rig_with_token.client, f"/api/campaigns/{campaign.pk}/finish/", {"status": "finished"})
+    assert finished.status_code == 200
     response = post_json(rig_with_token.client, f"/api/campaigns/{campaign.pk}/trials/", trial(number=5))
     assert response.status_code == 409 and "campaign" in response.json()["errors"]
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
