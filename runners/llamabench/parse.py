@@ -115,7 +115,7 @@ def _read_rows(text: str, fmt: str) -> list[Any]:
                 )
             rows.append(dict(row))
     except csv.Error as exc:
-        why = f"line {reader.line_num}: {exc}"
+        why = f"line {reader.line_num + 1}: {exc}"  # line_num counts the lines read before the bad one
         raise LlamaBenchError({"file": [f"Not llama-bench output: malformed CSV ({why})."]}) from None
     return rows
 
