@@ -226,8 +226,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # JSON only, bounded in size, no NaN/Infinity/NUL/lone surrogates (tests/test_body_endpoints.py).
-    "DEFAULT_PARSER_CLASSES": ["leaderboard.results.api.parsers.BoundedJSONParser"],
     "EXCEPTION_HANDLER": "leaderboard.core.api.errors.exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "leaderboard.intake.throttling.RigTokenRateThrottle",
