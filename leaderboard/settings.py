@@ -106,6 +106,7 @@ MIDDLEWARE = [
     # Outermost, so it sees the 404 Django builds for an unknown URL (DEBUG on: make demo).
     "leaderboard.boards.middleware.SiteNotFoundMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.core.middleware.NullCharacterMiddleware",
     "leaderboard.results.api.middleware.ChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -1,0 +1,37 @@
+"""Requests whose URL carries text PostgreSQL cannot store or compare.
+
+A NUL character (``%00``) in the path or a query parameter reaches the database
+as part of a lookup (``/gpus/%00/``, ``?rig=%00``), and PostgreSQL refuses any
+string with one: a DataError, answered 500. No name, filter or key of the site
+holds one, so such a request is refused here, once for every page and endpoint,
+with a 400 naming the parameter (the API's error shape under /api/)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+
+
+def _nul_in(request: HttpRequest) -> str | None:
+    """Return what carries a NUL (``path`` or the query parameter's name), None when nothing does."""
+    if "\x00" in request.path:
+        return "path"
+    for key, values in request.GET.lists():
+        if "\x00" in key or any("\x00" in value for value in values):
+            return key.replace("\x00", "\\x00")
+    return None
+
+
+class NullCharacterMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        where = _nul_in(request)
+        if where is None:
+            return self.get_response(request)
+        message = "Null characters are not allowed."
+        if request.path.startswith("/api/"):
+            return JsonResponse({"errors": {where: [message]}}, status=400)
+        return HttpResponseBadRequest(f"{where}: {message}", content_type="text/plain; charset=utf-8")
