@@ -14,11 +14,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.campaigns import schema
-from leaderboard.campaigns.stored import finite_json, readable_trials
 from leaderboard.campaigns.analysis import campaign_analysis
 from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
+from leaderboard.campaigns.stored import finite_json, readable_trials
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.api.payloads import payload_model

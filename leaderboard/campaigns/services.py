@@ -19,7 +19,6 @@ from runners.config import ConfigError, RigConfig
 from runners.delivery.schema import Payload
 from runners.delivery.schema_types import field_errors
 
-
 M = TypeVar("M", bound=Payload)
 
 
@@ -38,7 +37,9 @@ def campaign_input(model: type[M], data: Any) -> M:
         raise ApplicationError("; ".join(reasons), field=path) from None
 
 
-def campaign_create(*, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal") -> Campaign:
+def campaign_create(
+    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal"
+) -> Campaign:
     """Check and store a campaign for ``rig``. ``data`` is the body of ``POST
     /api/campaigns/`` (schema.CampaignCreateInput: the spec, with ``base_config``,
     the rig config whose [server] is every trial's base)."""

@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, WithJsonSchema
 from pydantic import model_validator as _model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
@@ -36,8 +36,8 @@ from runners.delivery.schema_types import (
     Whole,
     bounded_json,
     check_text,
-    field_errors,
     fail,
+    field_errors,
     json_type,
     one_of,
 )
@@ -191,7 +191,21 @@ def _space(raw: Any) -> dict[str, list[Any]]:
     return space
 
 
-Space = Annotated[dict[str, list[int | str]], BeforeValidator(_space)]
+_SPACE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {
+        "anyOf": [
+            {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "minItems": 1},
+            {
+                "type": "object",
+                "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "step": {"type": "integer"}},
+                "required": ["min", "max"],
+                "additionalProperties": False,
+            },
+        ]
+    },
+}
+Space = Annotated[dict[str, list[int | str]], BeforeValidator(_space), WithJsonSchema(_SPACE_SCHEMA, mode="validation")]
 
 
 class ConstraintInput(Strict):

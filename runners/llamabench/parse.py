@@ -22,7 +22,7 @@ import json
 import math
 import os
 import uuid as uuid_lib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from runners.delivery.payload import quantization_from_ftype

@@ -98,12 +98,8 @@ class LlamaBenchRow(BaseModel):
     n_depth: Count | None = None
     avg_ts: Annotated[Number, Field(gt=0, le=MAX_PREFILL_TOKENS_PER_S)]
     stddev_ts: Annotated[Number, Field(ge=0, le=MAX_PREFILL_TOKENS_PER_S)] | None = None
-    samples_ts: Annotated[
-        list[TokensPerS], BeforeValidator(_samples), Field(min_length=1, max_length=MAX_REPETITIONS)
-    ]
-    samples_ns: Annotated[list[Nanoseconds], BeforeValidator(_samples), Field(max_length=MAX_REPETITIONS)] | None = (
-        None
-    )
+    samples_ts: Annotated[list[TokensPerS], BeforeValidator(_samples), Field(min_length=1, max_length=MAX_REPETITIONS)]
+    samples_ns: Annotated[list[Nanoseconds], BeforeValidator(_samples), Field(max_length=MAX_REPETITIONS)] | None = None
     avg_ns: Annotated[Number, Field(ge=0, le=MAX_NS)] | None = None
     stddev_ns: Annotated[Number, Field(ge=0, le=MAX_NS)] | None = None
     cpu_info: BenchText | None = None

@@ -147,7 +147,17 @@ def test_the_row_schema_is_one_entry_point_for_any_reader():
         "[" * 100_000 + "]" * 100_000,
         with_row("n_depth", 1e30),
     ],
-    ids=["huge-cell", "superscript", "abc-samples", "extra-cells", "flash-list", "flash-dict", "surrogate", "deep", "depth"],
+    ids=[
+        "huge-cell",
+        "superscript",
+        "abc-samples",
+        "extra-cells",
+        "flash-list",
+        "flash-dict",
+        "surrogate",
+        "deep",
+        "depth",
+    ],
 )
 def test_the_import_api_answers_400_for_every_malformed_file(rig_with_token, text):
     """The bare-\\r CSV of the report is read now (below); a cell over csv's limit stands in for csv.Error."""

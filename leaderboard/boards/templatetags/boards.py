@@ -102,7 +102,9 @@ def pretty_json(value: Any, limit: int = PRETTY_JSON_MAX_CHARS) -> str:
             if size > limit:
                 break
     except (RecursionError, ValueError, TypeError):
-        parts = [json.dumps(value, default=str)[: limit + 1]] if _compact_ok(value) else ["(not shown: nested too deep)"]
+        parts = (
+            [json.dumps(value, default=str)[: limit + 1]] if _compact_ok(value) else ["(not shown: nested too deep)"]
+        )
     text = "".join(parts)
     if len(text) > limit:
         return text[:limit] + f"\n… cut at {limit:,} characters: the whole document is in the run's JSON."

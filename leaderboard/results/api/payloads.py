@@ -53,7 +53,9 @@ def payload_model(model: type[P], data: Any) -> P:
     """Return ``data`` as an instance of ``model`` (a payload definition from runners/);
     raise a 400 naming each bad field."""
     if not isinstance(data, dict):
-        raise exceptions.ValidationError({"body": [f"Invalid data. Expected a dictionary, but got {type(data).__name__}."]})
+        raise exceptions.ValidationError(
+            {"body": [f"Invalid data. Expected a dictionary, but got {type(data).__name__}."]}
+        )
     try:
         return model.model_validate(data, context={"limits": limits()})
     except ValidationError as exc:
