@@ -1,5 +1,6 @@
-"""Requests whose URL carries text PostgreSQL cannot store or compare.
+"""Site-wide request and answer rules: no NUL in a URL, a Content-Security-Policy header.
 
+Requests whose URL carries text PostgreSQL cannot store or compare:
 A NUL character (``%00``) in the path or a query parameter reaches the database
 as part of a lookup (``/gpus/%00/``, ``?rig=%00``), and PostgreSQL refuses any
 string with one: a DataError, answered 500. No name, filter or key of the site
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 
@@ -35,3 +37,22 @@ class NullCharacterMiddleware:
         if request.path.startswith("/api/"):
             return JsonResponse({"errors": {where: [message]}}, status=400)
         return HttpResponseBadRequest(f"{where}: {message}", content_type="text/plain; charset=utf-8")
+
+
+class ContentSecurityPolicyMiddleware:
+    """Send ``settings.RIGBOARD_CONTENT_SECURITY_POLICY`` on every answer that has none.
+
+    The site's pages run only its own scripts, from files (charts are JSON read by
+    static/boards/charts.js; Plotly and Swagger UI are served locally), so scripts
+    need neither 'unsafe-inline' nor a nonce; a string a user slipped into a page
+    cannot run. Styles keep 'unsafe-inline': Plotly writes its own style rules."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        policy = settings.RIGBOARD_CONTENT_SECURITY_POLICY
+        if policy and "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = policy
+        return response
