@@ -267,6 +267,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "leaderboard.results.api.schema.declare_errors",
+        "leaderboard.campaigns.schema.declare_links",
     ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.results.models.runs.RunStatus.choices",

@@ -43,7 +43,7 @@ def test_the_pages_run_under_the_policy_without_a_console_error(live_server, bro
         response = page.goto(live_server.url + path)
         assert "script-src 'self'" in response.headers["content-security-policy"]
     page.goto(f"{live_server.url}/runs/{run.pk}/")
-    page.wait_for_function("document.querySelectorAll('[data-drawn=true]').length >= 1", timeout=20_000)
+    page.locator("[data-drawn=true]").first.wait_for(state="attached", timeout=20_000)
     page.goto(live_server.url + "/api/docs/")
     page.wait_for_selector(".swagger-ui .opblock", timeout=20_000)
 

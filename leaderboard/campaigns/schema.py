@@ -5,6 +5,8 @@ describe those shapes. What it takes is defined once, in runners/campaign/schema
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 
@@ -49,3 +51,24 @@ class CampaignOutputSerializer(CampaignSummarySerializer):
 
 class CampaignListSerializer(serializers.Serializer):
     results = CampaignSummarySerializer(many=True)
+
+
+# What a client can do with a campaign it has just opened: the OpenAPI links from
+# POST /api/campaigns/ (schemathesis follows them: tests/test_api_fuzz.py).
+_LINKS = {
+    "RecordATrial": "campaigns_trials_create",
+    "ReadTheCampaign": "campaigns_retrieve",
+    "FinishTheCampaign": "campaigns_finish",
+    "CancelTheCampaign": "campaigns_cancel",
+}
+
+
+def declare_links(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Add the links from a created campaign (its ``id``) to the operations on it to the schema ``result``."""
+    created = result.get("paths", {}).get("/api/campaigns/", {}).get("post", {}).get("responses", {}).get("201")
+    if created is not None:
+        created["links"] = {
+            name: {"operationId": operation, "parameters": {"campaign_id": "$response.body#/id"}}
+            for name, operation in _LINKS.items()
+        }
+    return result

@@ -191,19 +191,26 @@ def _space(raw: Any) -> dict[str, list[Any]]:
     return space
 
 
+def _values_schema(kind: type) -> dict[str, Any]:
+    item = (
+        {"type": "integer", "minimum": -1, "maximum": MAX_PARAMETER_VALUE}
+        if kind is int
+        else {"type": "string", "maxLength": MAX_VALUE_CHARS}
+    )
+    values = {"type": "array", "items": item, "minItems": 1, "maxItems": MAX_RANGE_VALUES, "uniqueItems": True}
+    if kind is not int:
+        return values
+    bound = {"type": "integer", "minimum": -1, "maximum": MAX_PARAMETER_VALUE}
+    steps = {"type": "object", "properties": {"min": bound, "max": bound, "step": bound}, "required": ["min", "max"]}
+    return {"anyOf": [values, {**steps, "additionalProperties": False}]}
+
+
+# OpenAPI 3.0 has no propertyNames: the known parameters are listed as properties.
 _SPACE_SCHEMA = {
     "type": "object",
-    "additionalProperties": {
-        "anyOf": [
-            {"type": "array", "items": {"anyOf": [{"type": "integer"}, {"type": "string"}]}, "minItems": 1},
-            {
-                "type": "object",
-                "properties": {"min": {"type": "integer"}, "max": {"type": "integer"}, "step": {"type": "integer"}},
-                "required": ["min", "max"],
-                "additionalProperties": False,
-            },
-        ]
-    },
+    "minProperties": 1,
+    "properties": {name: _values_schema(kind) for name, kind in PARAMETERS.items()},
+    "additionalProperties": False,
 }
 Space = Annotated[dict[str, list[int | str]], BeforeValidator(_space), WithJsonSchema(_SPACE_SCHEMA, mode="validation")]
 
