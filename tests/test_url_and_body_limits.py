@@ -1,4 +1,4 @@
-"""A NUL in a URL is a 400, not a database error (issue 22: ``/gpus/%00/``,
+"""A NUL in a URL is a 404 (path) or 400 (query), not a database error (issue 22: ``/gpus/%00/``,
 ``/llama-bench/compare/?rig=%00``); a chunked body meets the same limit as the
 same body sent with a Content-Length."""
 
@@ -16,11 +16,16 @@ pytestmark = pytest.mark.django_db
 FILE = (Path(__file__).resolve().parent / "fixtures" / "llama_bench" / "gemma-cpu.json").read_bytes()
 
 
-@pytest.mark.parametrize("url", ["/gpus/%00/", "/llama-bench/compare/?rig=%00", "/?gpu=a%00b", "/rigs/1/?x%00=1"])
-def test_a_nul_in_a_page_url_is_a_400(client, url):
+@pytest.mark.parametrize("url", ["/llama-bench/compare/?rig=%00", "/?gpu=a%00b", "/rigs/1/?x%00=1"])
+def test_a_nul_in_a_page_query_is_a_400(client, url):
     response = client.get(url)
     assert response.status_code == 400
     assert b"Null characters" in response.content
+
+
+@pytest.mark.parametrize("url", ["/gpus/%00/", "/gpus/a%00b/", "/api/rigs/a%00b/"])
+def test_a_nul_in_a_path_names_nothing(client, url):
+    assert client.get(url).status_code == 404
 
 
 def test_a_nul_in_an_api_query_is_a_400_naming_the_parameter(client):

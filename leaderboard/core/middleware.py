@@ -4,21 +4,20 @@ Requests whose URL carries text PostgreSQL cannot store or compare:
 A NUL character (``%00``) in the path or a query parameter reaches the database
 as part of a lookup (``/gpus/%00/``, ``?rig=%00``), and PostgreSQL refuses any
 string with one: a DataError, answered 500. No name, filter or key of the site
-holds one, so such a request is refused here, once for every page and endpoint,
-with a 400 naming the parameter (the API's error shape under /api/)."""
+holds one, so such a request is refused here, once for every page and endpoint:
+a path with one names nothing (404), a query parameter with one is a 400 naming
+it (the API's error shape under /api/)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 
 def _nul_in(request: HttpRequest) -> str | None:
-    """Return what carries a NUL (``path`` or the query parameter's name), None when nothing does."""
-    if "\x00" in request.path:
-        return "path"
+    """Return the query parameter that carries a NUL, None when none does."""
     for key, values in request.GET.lists():
         if "\x00" in key or any("\x00" in value for value in values):
             return key.replace("\x00", "\\x00")
@@ -30,6 +29,9 @@ class NullCharacterMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path:
+            # Nothing of the site is named with one: the page does not exist (the site's or the API's 404).
+            raise Http404("no such page")
         where = _nul_in(request)
         if where is None:
             return self.get_response(request)
