@@ -96,10 +96,10 @@ def _json(text: str, where: str) -> Any:
 
 def _read_rows(text: str, fmt: str) -> list[Any]:
     if fmt == "json":
-        rows = _json(text, "the document")
-        if not isinstance(rows, list):
+        document = _json(text, "the document")
+        if not isinstance(document, list):
             raise LlamaBenchError({"file": ["Not llama-bench output: a JSON list of test objects is expected."]})
-        return rows
+        return document
     if fmt == "jsonl":
         return [_json(line, f"line {number}") for number, line in enumerate(text.splitlines(), 1) if line.strip()]
     # newline="": the csv module reads \r\n, \n and a bare \r (old Mac files) as line ends itself.
