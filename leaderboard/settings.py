@@ -106,6 +106,8 @@ MIDDLEWARE = [
     # Outermost, so it sees the 404 Django builds for an unknown URL (DEBUG on: make demo).
     "leaderboard.boards.middleware.SiteNotFoundMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.core.middleware.NullCharacterMiddleware",
+    "leaderboard.core.middleware.ContentSecurityPolicyMiddleware",
     "leaderboard.results.api.middleware.ChunkedBodyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -189,6 +191,16 @@ RIGBOARD_MAX_BULK_BODY_BYTES = env_int("RIGBOARD_MAX_BULK_BODY_BYTES", 16 * 1024
 # POST /api/llama-bench/ takes a whole llama-bench file (one run per row).
 RIGBOARD_LLAMA_BENCH_MAX_ROWS = env_int("RIGBOARD_LLAMA_BENCH_MAX_ROWS", 1000)
 RIGBOARD_LLAMA_BENCH_MAX_BYTES = env_int("RIGBOARD_LLAMA_BENCH_MAX_BYTES", 4 * 1024 * 1024)
+# What one community account may hold: rigs, and tokens not revoked over all its rigs.
+# Every answer's Content-Security-Policy (leaderboard/core/middleware.py); empty: none sent.
+RIGBOARD_CONTENT_SECURITY_POLICY = env_str(
+    "RIGBOARD_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
+RIGBOARD_MAX_RIGS_PER_ACCOUNT = env_int("RIGBOARD_MAX_RIGS_PER_ACCOUNT", 20)
+RIGBOARD_MAX_LIVE_TOKENS_PER_ACCOUNT = env_int("RIGBOARD_MAX_LIVE_TOKENS_PER_ACCOUNT", 50)
 RIGBOARD_ELECTRICITY_USD_PER_KWH = env_float("RIGBOARD_ELECTRICITY_USD_PER_KWH", 0.15)
 RIGBOARD_PUBLIC_URL = env_str("RIGBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
 
@@ -259,6 +271,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "leaderboard.results.api.schema.declare_errors",
+        "leaderboard.campaigns.schema.declare_links",
     ],
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "leaderboard.results.models.runs.RunStatus.choices",
@@ -320,6 +333,16 @@ if RIGBOARD_ALERT_MAX_ATTEMPTS <= 0:
 RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR / ".cache" / "repos")))
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# The SMTP server account mails leave by (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend).
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 30)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL: set one (STARTTLS on 587, or TLS on 465), not both")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "rigboard@localhost")
 
 # Community accounts (django-allauth): local accounts signed in by email, which

@@ -152,5 +152,47 @@ def test_no_operation_answers_a_5xx_or_breaks_the_schema(known, in_process_reque
 
     total = sum(counts.values())
     print(f"schemathesis: {total} cases over {len(counts)} operations in {time.monotonic() - start:.0f} s: {counts}")
+    # Every operation reached (how many cases fit in the cap depends on the machine: not asserted).
     assert len(counts) == len(operations)
-    assert total >= 500
+
+
+STATEFUL_STEPS = 30
+
+
+def test_a_campaign_created_then_its_trials_posted_never_answers_a_5xx(
+    rig_with_token, in_process_requests, unthrottled
+):
+    """Schemathesis follows the schema's links from POST /api/campaigns/ (a created
+    campaign's id) to its trials, finish, cancel and detail: the stateful half."""
+    schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application()).include(
+        path_regex="^/api/campaigns/"
+    )
+    # Valid bodies only: a chain needs a campaign created (the negative half is the test above).
+    schema.config.generation.update(modes=[schemathesis.GenerationMode.POSITIVE])
+    links = schema.raw_schema["paths"]["/api/campaigns/"]["post"]["responses"]["201"]["links"]
+    assert links["RecordATrial"]["operationId"] == "campaigns_trials_create"
+    token = rig_with_token.raw
+    seen: dict[str, int] = {}
+
+    class Campaigns(schema.as_state_machine()):  # type: ignore[misc]
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"headers": {"Authorization": f"Token {token}"}}
+
+        def validate_response(self, response: Any, case: Any, additional_checks: Any = None, **kwargs: Any) -> None:
+            label = f"{case.operation.method.upper()} {case.operation.path} {response.status_code}"
+            seen[label] = seen.get(label, 0) + 1
+            case.validate_response(response, checks=CHECKS)
+
+    Campaigns.run(
+        settings=hypothesis.settings(
+            max_examples=STATEFUL_STEPS,
+            stateful_step_count=4,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=list(hypothesis.HealthCheck),
+        )
+    )
+    print(f"schemathesis stateful: {seen}")
+    assert any(label.startswith("POST /api/campaigns/ 201") for label in seen)
+    assert any(label.startswith("POST /api/campaigns/{campaign_id}/trials/") for label in seen)

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,15 +18,13 @@ from leaderboard.campaigns.analysis import campaign_analysis
 from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
+from leaderboard.campaigns.stored import finite_json, readable_trials
 from leaderboard.core.errors import ApplicationError
+from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.payloads import payload_model
 from leaderboard.results.api.permissions import is_staff, token_rig_id
 from leaderboard.results.models import Rig
-
-
-def _body(request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise ApplicationError("expected a JSON object", field="body")
-    return dict(request.data)
+from runners.campaign import schema as payloads
 
 
 class IsStaffOrRigToken(permissions.BasePermission):
@@ -61,6 +59,7 @@ def trial_output(trial: Trial) -> dict[str, Any]:
         "pruned": trial.pruned,
         "role": trial.role,
         "duration_s": trial.duration_s,
+        "measured_s": trial.measured_s,
         "overhead_s": trial.overhead_s,
     }
 
@@ -79,13 +78,19 @@ def campaign_output(campaign: Campaign, *, trials: bool = True) -> dict[str, Any
         "finished_at": campaign.finished_at,
     }
     if trials:
-        rows = list(campaign.trials.all())
+        rows = readable_trials(campaign.trials.all())
         data["trials"] = [trial_output(t) for t in rows]
         data["analysis"] = campaign_analysis(campaign.spec, rows, base=campaign.base_config).as_dict()
-    return data
+    return finite_json(data)  # type: ignore[no-any-return]
 
 
-class CampaignListCreateApi(APIView):
+class CampaignApi(APIView):
+    """JSON in (bounded, strict: the runs API's parser), each body checked against its payload definition."""
+
+    parser_classes = [BoundedJSONParser]
+
+
+class CampaignListCreateApi(CampaignApi):
     permission_classes = [IsStaffOrRigToken]
 
     @extend_schema(operation_id="campaigns_list", responses=schema.CampaignListSerializer)
@@ -95,13 +100,13 @@ class CampaignListCreateApi(APIView):
 
     @extend_schema(
         operation_id="campaigns_create",
-        request=schema.CampaignCreateInputSerializer,
+        request=payloads.CampaignCreateInput,
         responses={201: schema.CampaignOutputSerializer},
     )
     def post(self, request: Request) -> Response:
-        data = _body(request)
+        data = payload_model(payloads.CampaignCreateInput, request.data)
         token_rig = token_rig_id(request)
-        name = data.get("rig")
+        name = data.rig
         if token_rig is not None:
             rig = Rig.objects.get(pk=token_rig)
             if name and name != rig.name:
@@ -118,13 +123,13 @@ class CampaignListCreateApi(APIView):
         with transaction.atomic():
             campaign = campaign_create(rig=rig, data=data, origin=origin)
             if origin == "service":
-                if not campaign.base_config.get("server"):
+                if not (campaign.base_config or {}).get("server"):
                     raise ApplicationError("required: the rig config with its [server] section", field="base_config")
                 campaign_advance(campaign_id=campaign.pk, created_by=request.user)
         return Response(campaign_output(campaign), status=status.HTTP_201_CREATED)
 
 
-class CampaignDetailApi(APIView):
+class CampaignDetailApi(CampaignApi):
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(operation_id="campaigns_retrieve", responses=schema.CampaignOutputSerializer)
@@ -135,47 +140,53 @@ class CampaignDetailApi(APIView):
         return Response(campaign_output(campaign))
 
 
-class TrialCreateApi(APIView):
+class TrialCreateApi(CampaignApi):
     permission_classes = [IsStaffOrRigToken]
 
     @extend_schema(
         operation_id="campaigns_trials_create",
-        request=schema.TrialInputSerializer,
-        responses={201: schema.TrialOutputSerializer, 200: schema.TrialOutputSerializer},
+        request=payloads.TrialInput,
+        responses={
+            201: schema.TrialOutputSerializer,
+            200: schema.TrialOutputSerializer,
+            409: OpenApiResponse(description="The campaign is closed: it takes no new trial."),
+        },
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _own_campaign(request, campaign_id)
-        trial, created = trial_record(campaign=campaign, data=_body(request))
-        return Response(trial_output(trial), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        data = payload_model(payloads.TrialInput, request.data)
+        trial, created = trial_record(campaign=campaign, data=data)
+        (trial,) = readable_trials([trial])
+        return Response(
+            finite_json(trial_output(trial)), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
 
 
-class CampaignCancelApi(APIView):
+class CampaignCancelApi(CampaignApi):
     permission_classes = [IsStaffOrRigToken]
 
     @extend_schema(
         operation_id="campaigns_cancel",
-        request=schema.CampaignCancelInputSerializer,
+        request=payloads.CampaignCancelInput,
         responses=schema.CampaignOutputSerializer,
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _own_campaign(request, campaign_id)
-        reason = str(_body(request).get("reason") or "cancelled")
-        campaign = campaign_cancel(campaign=campaign, reason=reason[:500])
+        reason = payload_model(payloads.CampaignCancelInput, request.data).reason
+        campaign = campaign_cancel(campaign=campaign, reason=reason or "cancelled")
         return Response(campaign_output(campaign))
 
 
-class CampaignFinishApi(APIView):
+class CampaignFinishApi(CampaignApi):
     permission_classes = [IsStaffOrRigToken]
 
     @extend_schema(
         operation_id="campaigns_finish",
-        request=schema.CampaignFinishInputSerializer,
+        request=payloads.CampaignFinishInput,
         responses=schema.CampaignSummarySerializer,
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _own_campaign(request, campaign_id)
-        data = _body(request)
-        campaign = campaign_finish(
-            campaign=campaign, status=str(data.get("status")), reason=str(data.get("reason", ""))
-        )
+        data = payload_model(payloads.CampaignFinishInput, request.data)
+        campaign = campaign_finish(campaign=campaign, status=data.status, reason=data.reason)
         return Response(campaign_output(campaign, trials=False))

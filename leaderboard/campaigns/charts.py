@@ -4,6 +4,7 @@ through core.charts.esc once, here."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -50,7 +51,9 @@ def best_so_far_figure(analysis: Analysis, objective: str) -> dict[str, Any]:
 
 
 def _shade(share: float) -> str:
-    """Return a colour from blue (the slowest trial) to red (the fastest)."""
+    """Return a colour from blue (the slowest trial) to red (the fastest); a share
+    that is not a number in 0…1 (a span that overflowed) is drawn mid-scale."""
+    share = min(max(share, 0.0), 1.0) if math.isfinite(share) else 0.5
     return f"rgb({int(40 + 200 * share)},{int(80 * (1 - share))},{int(200 * (1 - share))})"
 
 

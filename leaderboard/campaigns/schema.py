@@ -1,9 +1,11 @@
-"""What the campaigns API takes and answers, for the OpenAPI schema: the views
-build their answers with ``api.campaign_output`` / ``api.trial_output`` and check
-their input with the campaign spec (``runners.campaign.spec``), which names the
-bad field; these serializers describe those shapes and validate nothing."""
+"""What the campaigns API answers, for the OpenAPI schema: the views build their
+answers with ``api.campaign_output`` / ``api.trial_output``; these serializers
+describe those shapes. What it takes is defined once, in runners/campaign/schema.py
+(the request bodies' schema is generated from those models)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rest_framework import serializers
 
@@ -25,6 +27,7 @@ class TrialOutputSerializer(serializers.Serializer):
         choices=["search", "confirmation"], help_text="confirmation: the best search trial measured again in full."
     )
     duration_s = serializers.FloatField(allow_null=True)
+    measured_s = serializers.FloatField(allow_null=True)
     overhead_s = serializers.FloatField(allow_null=True)
 
 
@@ -50,42 +53,22 @@ class CampaignListSerializer(serializers.Serializer):
     results = CampaignSummarySerializer(many=True)
 
 
-class CampaignCreateInputSerializer(serializers.Serializer):
-    rig = serializers.CharField(required=False, help_text="Staff: the rig; a rig's token opens one for its own rig.")
-    name = serializers.CharField(help_text="A short name for the campaign.")
-    space = serializers.JSONField(help_text="Each parameter a list of values or {min, max, step}.")
-    objective = serializers.CharField(required=False, help_text="decode_tokens_per_s (default), prefill, …")
-    constraints = serializers.JSONField(required=False, help_text="A list of {metric, op, value}.")
-    strategy = serializers.CharField(required=False, help_text="grid, random or adaptive")
-    budget = serializers.JSONField(required=False, help_text="trials and/or wall time")
-    repetitions = serializers.IntegerField(required=False)
-    seed = serializers.IntegerField(required=False)
-    confirm_repetitions = serializers.IntegerField(
-        required=False, help_text="Repetitions of the best trial's confirmation run (default 10, at least 2; 0: none)."
-    )
-    base_config = serializers.JSONField(required=False, help_text="The rig config; its [server] is every trial's base.")
+# What a client can do with a campaign it has just opened: the OpenAPI links from
+# POST /api/campaigns/ (schemathesis follows them: tests/test_api_fuzz.py).
+_LINKS = {
+    "RecordATrial": "campaigns_trials_create",
+    "ReadTheCampaign": "campaigns_retrieve",
+    "FinishTheCampaign": "campaigns_finish",
+    "CancelTheCampaign": "campaigns_cancel",
+}
 
 
-class TrialInputSerializer(serializers.Serializer):
-    number = serializers.IntegerField(min_value=1)
-    state = serializers.CharField()
-    params = serializers.JSONField()
-    value = serializers.FloatField(required=False, allow_null=True)
-    metrics = serializers.JSONField(required=False)
-    samples = serializers.JSONField(required=False)
-    run_uuid = serializers.UUIDField(required=False, allow_null=True)
-    failure_kind = serializers.CharField(required=False, allow_blank=True)
-    failure_reason = serializers.CharField(required=False, allow_blank=True)
-    log_tail = serializers.CharField(required=False, allow_blank=True)
-    pruned = serializers.BooleanField(required=False)
-    role = serializers.ChoiceField(choices=["search", "confirmation"], required=False)
-    duration_s = serializers.FloatField(required=False, allow_null=True)
-
-
-class CampaignCancelInputSerializer(serializers.Serializer):
-    reason = serializers.CharField(required=False, allow_blank=True)
-
-
-class CampaignFinishInputSerializer(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["finished", "cancelled", "failed"])
-    reason = serializers.CharField(required=False, allow_blank=True)
+def declare_links(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """Add the links from a created campaign (its ``id``) to the operations on it to the schema ``result``."""
+    created = result.get("paths", {}).get("/api/campaigns/", {}).get("post", {}).get("responses", {}).get("201")
+    if created is not None:
+        created["links"] = {
+            name: {"operationId": operation, "parameters": {"campaign_id": "$response.body#/id"}}
+            for name, operation in _LINKS.items()
+        }
+    return result

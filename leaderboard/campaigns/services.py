@@ -3,33 +3,51 @@ ApplicationError naming the field (a 400 through the API's one handler)."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
-from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialRole, TrialState
+from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, Run
+from runners.campaign import schema
 from runners.campaign.spec import CampaignSpec
 from runners.config import ConfigError, RigConfig
+from runners.delivery.schema import Payload
+from runners.delivery.schema_types import field_errors
+
+M = TypeVar("M", bound=Payload)
 
 
-def campaign_create(*, rig: Rig, data: Mapping[str, Any], origin: str = "terminal") -> Campaign:
-    """Check and store a campaign for ``rig``. ``data`` is the campaign spec with
-    ``base_config`` (the rig config; its [server] is every trial's base)."""
-    spec_data = {k: v for k, v in data.items() if k not in ("rig", "base_config", "origin")}
+def campaign_input(model: type[M], data: Any) -> M:
+    """Return ``data`` checked against its payload definition (runners/campaign/schema.py),
+    or ``data`` itself when it is one already (the API checked it, naming every bad
+    field); raise ApplicationError naming the first bad field."""
+    if isinstance(data, model):
+        return data
+    if not isinstance(data, Mapping):
+        raise ApplicationError(f"Invalid data. Expected a dictionary, but got {type(data).__name__}.", field="body")
     try:
-        spec = CampaignSpec.from_mapping(spec_data)
-    except ConfigError as exc:
-        raise ApplicationError(exc.reason, field=exc.field) from exc
+        return model.model_validate(dict(data))
+    except ValidationError as exc:
+        path, reasons = next(iter(field_errors(exc).items()))
+        raise ApplicationError("; ".join(reasons), field=path) from None
+
+
+def campaign_create(
+    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal"
+) -> Campaign:
+    """Check and store a campaign for ``rig``. ``data`` is the body of ``POST
+    /api/campaigns/`` (schema.CampaignCreateInput: the spec, with ``base_config``,
+    the rig config whose [server] is every trial's base)."""
+    checked = campaign_input(schema.CampaignCreateInput, data)
+    spec = CampaignSpec.from_input(checked)
     if origin == "service":
         _check_server_flags(rig, spec)
-    base = data.get("base_config") or {}
-    if not isinstance(base, Mapping):
-        raise ApplicationError("expected a table/object (the rig config)", field="base_config")
+    base = checked.base_config or {}
     if base:
         try:
             RigConfig.from_mapping({k: v for k, v in base.items() if k != "service"})
@@ -64,94 +82,46 @@ def _check_server_flags(rig: Rig, spec: CampaignSpec) -> None:
         raise ApplicationError(exc.reason, field=exc.field) from exc
 
 
-_TEXT_LIMITS = {"failure_kind": 32, "failure_reason": 4000, "log_tail": 20000}
-
-
-def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial, bool]:
-    """Store one trial; return (trial, created). The same number again returns
-    the stored trial unchanged (the rig retries)."""
-    number = data.get("number")
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        raise ApplicationError("expected a positive integer", field="number")
-    existing = campaign.trials.filter(number=number).first()
+def trial_record(*, campaign: Campaign, data: Mapping[str, Any] | schema.TrialInput) -> tuple[Trial, bool]:
+    """Store one trial (``data``: schema.TrialInput); return (trial, created). The same
+    number again returns the stored trial unchanged (the rig retries); a closed
+    campaign takes no new trial (409)."""
+    trial = campaign_input(schema.TrialInput, data)
+    existing = campaign.trials.filter(number=trial.number).first()
     if existing is not None:
         return existing, False
     if campaign.status != CampaignStatus.RUNNING:
         raise ApplicationError(f"the campaign is {campaign.status}", field="campaign", status_code=409)
-    role = data.get("role", TrialRole.SEARCH)
-    if role not in TrialRole.values:
-        raise ApplicationError(f"must be one of {', '.join(TrialRole.values)}", field="role")
-    state = data.get("state")
-    finished_states = [v for v in TrialState.values if v != TrialState.RUNNING]
-    if state not in finished_states:
-        raise ApplicationError(f"must be one of {', '.join(finished_states)}", field="state")
-    params = data.get("params")
     space = campaign.spec.get("space", {})
-    if not isinstance(params, Mapping) or set(params) != set(space):
+    if set(trial.params) != set(space):
         raise ApplicationError(f"expected a value for each parameter of the space: {', '.join(space)}", field="params")
-    for name, value in params.items():
+    for name, value in trial.params.items():
         if value not in space[name]:
             raise ApplicationError(f"{value!r} is not a value of the space", field=f"params.{name}")
-    value = data.get("value")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise ApplicationError("expected a number or null", field="value")
-    if state == TrialState.COMPLETE and value is None:
-        raise ApplicationError("a complete trial has a value", field="value")
-    run_uuid = _uuid(data.get("run_uuid"))
-    fields: dict[str, Any] = {}
-    for name, limit in _TEXT_LIMITS.items():
-        text = data.get(name) or ""
-        if not isinstance(text, str):
-            raise ApplicationError("expected a string", field=name)
-        fields[name] = text[-limit:] if name == "log_tail" else text[:limit]
-    for name in ("duration_s", "measured_s"):
-        number_value = data.get(name)
-        if number_value is not None and (isinstance(number_value, bool) or not isinstance(number_value, int | float)):
-            raise ApplicationError("expected a number or null", field=name)
-        fields[name] = number_value
-    metrics = data.get("metrics") or {}
-    samples = data.get("samples") or []
-    if not isinstance(metrics, Mapping):
-        raise ApplicationError("expected an object", field="metrics")
-    if not isinstance(samples, list) or any(s is not None and not isinstance(s, int | float) for s in samples):
-        raise ApplicationError("expected a list of numbers", field="samples")
+    fields = trial.model_dump(exclude={"number", "params", "metrics", "samples"})
     try:
         with transaction.atomic():
-            trial = Trial.objects.create(
+            stored = Trial.objects.create(
                 campaign=campaign,
-                number=number,
-                params=dict(params),
-                state=state,
-                value=value,
-                metrics=dict(metrics),
-                samples=list(samples),
-                run_uuid=run_uuid,
-                run=Run.objects.filter(uuid=run_uuid).first() if run_uuid else None,
-                pruned=bool(data.get("pruned", False)),
-                role=role,
+                number=trial.number,
+                params=dict(trial.params),
+                metrics=dict(trial.metrics),
+                samples=list(trial.samples),
+                run=Run.objects.filter(uuid=trial.run_uuid).first() if trial.run_uuid else None,
                 **fields,
             )
     except IntegrityError:  # the same number, posted twice at once
-        return campaign.trials.get(number=number), False
-    return trial, True
-
-
-def _uuid(value: Any) -> uuid.UUID | None:
-    if value in (None, ""):
-        return None
-    try:
-        return uuid.UUID(str(value))
-    except ValueError as exc:
-        raise ApplicationError("not a uuid", field="run_uuid") from exc
+        return campaign.trials.get(number=trial.number), False
+    return stored, True
 
 
 def campaign_finish(*, campaign: Campaign, status: str, reason: str = "") -> Campaign:
-    """Close a running campaign (finished, cancelled or failed); a closed one is returned as it is."""
-    if status not in (CampaignStatus.FINISHED, CampaignStatus.CANCELLED, CampaignStatus.FAILED):
-        raise ApplicationError("must be finished, cancelled or failed", field="status")
+    """Close a running campaign (finished, cancelled or failed: schema.CampaignFinishInput);
+    a closed one is returned as it is."""
+    checked = campaign_input(schema.CampaignFinishInput, {"status": status, "reason": reason})
     if campaign.status != CampaignStatus.RUNNING:
         return campaign
-    campaign.status, campaign.status_reason, campaign.finished_at = status, str(reason)[:2000], timezone.now()
+    campaign.status, campaign.status_reason, campaign.finished_at = checked.status, checked.reason, timezone.now()
     campaign.save(update_fields=["status", "status_reason", "finished_at"])
     # Runs that arrived after their trial (spooled on the rig) are linked now.
     for trial in campaign.trials.filter(run__isnull=True, run_uuid__isnull=False):

@@ -14,6 +14,7 @@ from django.utils.text import slugify
 from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
 from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
+from leaderboard.campaigns.stored import readable_trials
 from leaderboard.results.models import Source
 from runners.campaign.spec import OBJECTIVES
 
@@ -80,7 +81,7 @@ def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     # A hidden rig's campaign answers 404 but to staff and its owner.
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user).select_related("rig"), pk=campaign_id)
-    trials = list(campaign.trials.select_related("run__model_file", "run__configuration"))
+    trials = readable_trials(campaign.trials.select_related("run__model_file", "run__configuration"))
     analysis = campaign_analysis(
         campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}
     )

@@ -11,9 +11,10 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.intake import owners
 from leaderboard.intake.forms import LlamaBenchUploadForm, RigForm, RigRegisterForm, TokenForm
 from leaderboard.intake.models import RigOwnership
+from leaderboard.intake.parsers import max_file_bytes
 from leaderboard.intake.services import llama_bench_import
+from leaderboard.intake.throttling import account_write_limited
 from leaderboard.results.models import Rig, Run
-from leaderboard.results.services.rigs import rig_token_issue
 from runners.llamabench import LlamaBenchError
 
 RECENT_RUNS = 10
@@ -48,6 +49,7 @@ def my_rigs(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@account_write_limited
 def rig_register(request: HttpRequest) -> HttpResponse:
     form = RigRegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -67,6 +69,7 @@ def rig_register(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
+@account_write_limited
 def rig_edit(request: HttpRequest, rig_id: int) -> HttpResponse:
     rig = _own(request, rig_id)
     form = RigForm(request.POST or None, instance=rig)
@@ -78,16 +81,21 @@ def rig_edit(request: HttpRequest, rig_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@account_write_limited
 def token_issue(request: HttpRequest, rig_id: int) -> HttpResponse:
     rig = _own(request, rig_id)
     form = TokenForm(request.POST)
     label = form.cleaned_data["label"] if form.is_valid() else ""
-    _, raw = rig_token_issue(rig=rig, label=label)
+    try:
+        _, raw = owners.owned_token_issue(owner=request.user, rig=rig, label=label)  # type: ignore[arg-type]
+    except ApplicationError as exc:
+        return HttpResponse(exc.message, status=exc.status_code, content_type="text/plain; charset=utf-8")
     return render(request, "intake/token_once.html", {"rig": rig, "raw_token": raw, "new_rig": False})
 
 
 @login_required
 @require_POST
+@account_write_limited
 def token_revoke(request: HttpRequest, rig_id: int, token_id: int) -> HttpResponse:
     rig = _own(request, rig_id)
     try:
@@ -97,16 +105,35 @@ def token_revoke(request: HttpRequest, rig_id: int, token_id: int) -> HttpRespon
     return redirect("owners:my-rigs")
 
 
+# Room for the form's other fields and the multipart framing around the file.
+_FORM_OVERHEAD_BYTES = 64 * 1024
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
+@account_write_limited
 def llama_bench_upload(request: HttpRequest, rig_id: int) -> HttpResponse:
     rig = _own(request, rig_id)
+    limit = max_file_bytes()  # the API's limit (POST /api/llama-bench/)
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if request.method == "POST" and declared.isdigit() and int(declared) > limit + _FORM_OVERHEAD_BYTES:
+        # Refused before the body is read: Django would spool any size of file to disk first.
+        context: dict[str, object] = {"rig": rig, "form": LlamaBenchUploadForm()}
+        context["errors"] = {"file": [f"The file is over the limit of {limit} bytes."]}
+        return render(request, "intake/llama_bench_upload.html", context, status=413)
     form = LlamaBenchUploadForm(request.POST or None, request.FILES or None)
-    context: dict[str, object] = {"rig": rig, "form": form}
+    context = {"rig": rig, "form": form}
     if request.method == "POST" and form.is_valid():
         try:
             upload = form.cleaned_data["file"]
-            text = upload.read().decode("utf-8") if upload else form.cleaned_data["paste"]
+            if upload:
+                raw = upload.read(limit + 1)
+                if len(raw) > limit:
+                    context["errors"] = {"file": [f"The file is over the limit of {limit} bytes."]}
+                    return render(request, "intake/llama_bench_upload.html", context, status=413)
+                text = raw.decode("utf-8")
+            else:
+                text = form.cleaned_data["paste"]
             result = llama_bench_import(
                 rig=rig, text=text, notes=form.cleaned_data["notes"], repetitions=form.cleaned_data["repetitions"]
             )
@@ -114,6 +141,8 @@ def llama_bench_upload(request: HttpRequest, rig_id: int) -> HttpResponse:
             context["errors"] = {"file": ["The file is not UTF-8 text."]}
         except LlamaBenchError as exc:
             context["errors"] = exc.errors
+        except ApplicationError as exc:  # a row's uuid taken by another rig: nothing stored
+            context["errors"] = {exc.field or "file": [exc.message]}
         else:
             context["result"] = result
     status = 400 if context.get("errors") or form.errors else 200

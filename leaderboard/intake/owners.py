@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -23,7 +24,12 @@ def owned_rig_register(
     *, owner: User, name: str, gpus: Sequence[GpuSpec], token_label: str = "", **fields: Any
 ) -> tuple[Rig, str]:
     """Create ``owner``'s rig (pending review) and its first token; return the rig
-    and the raw token, shown once. Raise ApplicationError (409) for a taken name."""
+    and the raw token, shown once. Raise ApplicationError (409) for a taken name,
+    (403) when the account has RIGBOARD_MAX_RIGS_PER_ACCOUNT rigs or its live tokens are at their cap."""
+    most = settings.RIGBOARD_MAX_RIGS_PER_ACCOUNT
+    if RigOwnership.objects.filter(owner=owner).count() >= most:
+        raise ApplicationError(f"an account may register at most {most} rigs", field="name", status_code=403)
+    _check_live_tokens(owner)
     rig = rig_create(
         name=name,
         gpus=gpus,
@@ -34,6 +40,23 @@ def owned_rig_register(
     RigOwnership.objects.create(rig=rig, owner=owner)
     _, raw = rig_token_issue(rig=rig, label=token_label or "first token")
     return rig, raw
+
+
+def _check_live_tokens(owner: User) -> None:
+    most = settings.RIGBOARD_MAX_LIVE_TOKENS_PER_ACCOUNT
+    if RigToken.objects.active().filter(rig__ownership__owner=owner).count() >= most:
+        raise ApplicationError(
+            f"an account may hold at most {most} tokens that are not revoked: revoke one first",
+            field="token",
+            status_code=403,
+        )
+
+
+def owned_token_issue(*, owner: User, rig: Rig, label: str = "") -> tuple[RigToken, str]:
+    """Issue a token for ``owner``'s ``rig``; return it and the raw token (shown once).
+    Raise ApplicationError (403) when the account's live tokens are at their cap."""
+    _check_live_tokens(owner)
+    return rig_token_issue(rig=rig, label=label)
 
 
 def owned_rig_get(*, owner: User, rig_id: int) -> Rig:

@@ -14,13 +14,15 @@ from rest_framework.views import APIView
 
 from leaderboard.core.api.pagination import Pagination
 from leaderboard.core.errors import ApplicationError
-from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob, JobKind, JobStatus
+from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.selectors import jobs_list
 from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
 from leaderboard.results.api.parsers import BoundedJSONParser
+from leaderboard.results.api.payloads import payload_model
 from leaderboard.results.api.permissions import is_staff, token_rig_id
 from leaderboard.results.api.serializers.fields import StrictCharField, whole
 from leaderboard.results.models import Rig
+from runners.delivery.status_schema import JobStatusInput
 
 _NO_BROKER = OpenApiResponse(description="No Celery broker is configured.")
 
@@ -173,17 +175,8 @@ class JobStatusApi(JobApiView):
 
     permission_classes = [IsStaffOrRigToken]
 
-    @extend_schema_serializer(component_name="JobStatusInput")
-    class InputSerializer(serializers.Serializer):
-        # "expired" is the service's to set (the sweeper), never a rig's report.
-        status = serializers.ChoiceField(choices=[(s.value, s.label) for s in REPORTED_STATUSES])
-        attempt = StrictCharField(required=False, allow_blank=True, max_length=64, default="")
-        worker = StrictCharField(required=False, allow_blank=True, max_length=200, default="")
-        progress = StrictCharField(required=False, allow_blank=True, max_length=500, default="")
-        error = StrictCharField(required=False, allow_blank=True, default="")
-
     @extend_schema(
-        request=InputSerializer,
+        request=JobStatusInput,
         responses={
             200: JobOutputSerializer,
             409: OpenApiResponse(description="The job's status does not allow this move."),
@@ -192,9 +185,7 @@ class JobStatusApi(JobApiView):
     def post(self, request: Request, job_id: int) -> Response:
         job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
         self.check_object_permissions(request, job)
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
+        fields = payload_model(JobStatusInput, request.data).model_dump()
         if token_rig_id(request) is None:  # staff, not the rig
             if fields["status"] != JobStatus.ABORTED:
                 raise ApplicationError("staff may only abort a job; the rig reports the rest", field="status")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import logging
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 import requests
 
 from runners.campaign.confirm import confirmation_text
+from runners.campaign.schema import trial_problems
 from runners.campaign.search import MedianPrune, TrialResult, best_feasible, run_search
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import measure_trial
@@ -35,6 +37,7 @@ from runners.harness.fingerprint import server_flags
 from runners.harness.server import ServerError, resolve_binary
 
 CAMPAIGN_FORMAT = "rigboard-campaign/1"
+logger = logging.getLogger(__name__)
 
 
 def campaign_body(spec: CampaignSpec, base: Mapping[str, Any], rig: str) -> dict[str, Any]:
@@ -63,8 +66,13 @@ class CampaignService:
         return dict(resp.json())
 
     def trial(self, campaign_id: int, trial: TrialResult) -> None:
+        payload = trial.payload()
+        problems = trial_problems(payload)
+        if problems:
+            # Posted all the same: the service's answer decides; this says why before the round trip does.
+            logger.warning("the service will refuse trial %s: %s", trial.number, problems)
         resp = self.session.post(
-            f"{self.url}/api/campaigns/{campaign_id}/trials/", json=trial.payload(), timeout=self.timeout_s
+            f"{self.url}/api/campaigns/{campaign_id}/trials/", json=payload, timeout=self.timeout_s
         )
         resp.raise_for_status()
 

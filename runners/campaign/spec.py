@@ -1,8 +1,9 @@
 """A tuning campaign's definition: search space, objective, constraints, strategy, budget.
 
-One shape serves the rig's ``campaign.toml`` and the service's REST body
-(``CampaignSpec.from_mapping``); every bad value raises ConfigError naming the
-field (``space.threads``, ``budget.trials``) before anything is measured.
+One shape serves the rig's ``campaign.toml`` and the service's REST body: both are
+checked against ``schema.CampaignSpecInput`` (``CampaignSpec.from_mapping``); every
+bad value raises ConfigError naming the field (``space.threads``, ``budget.trials``)
+before anything is measured.
 """
 
 from __future__ import annotations
@@ -11,38 +12,17 @@ import itertools
 import math
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from runners.campaign import schema
 from runners.config import SERVER_FLAGS, ConfigError
+from runners.delivery.schema_types import field_errors
 
-# llama-server flags a campaign may vary, and the value type each takes. ``model``
-# is the model file itself, so quantizations of one model compete.
-PARAMETERS: dict[str, type] = {
-    "model": str,
-    "n_gpu_layers": int,
-    "threads": int,
-    "batch_size": int,
-    "ubatch_size": int,
-    "cache_type_k": str,
-    "cache_type_v": str,
-    "flash_attn": str,
-    "tensor_overrides": str,
-    "spec_type": str,
-    "draft_n_max": int,
-    "ctx_size": int,
-}
-# Objective metric -> direction. Each is a mean over the trial's repetitions.
-OBJECTIVES = {
-    "decode_tokens_per_s": "maximize",
-    "prefill_tokens_per_s": "maximize",
-    "tokens_per_kwh": "maximize",
-    "ttft_ms": "minimize",
-}
-# What a constraint may bound: the objectives, peak VRAM, perplexity (relative to
-# the best model file's, in percent) and the output check (the fraction passing).
-CONSTRAINT_METRICS = (*OBJECTIVES, "vram_peak_mib", "perplexity_margin_pct", "output_ok_fraction")
-STRATEGIES = ("grid", "random", "adaptive")
-MAX_GRID_SIZE = 100_000
+# What a campaign may vary, aim at and bound: the payload's one definition.
+PARAMETERS, OBJECTIVES, CONSTRAINT_METRICS = schema.PARAMETERS, schema.OBJECTIVES, schema.CONSTRAINT_METRICS
+STRATEGIES, MAX_GRID_SIZE = schema.STRATEGIES, schema.MAX_GRID_SIZE
 
 
 @dataclass(frozen=True)
@@ -111,130 +91,37 @@ class CampaignSpec:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> CampaignSpec:
-        """Return the checked spec for a JSON-able mapping; raise ConfigError naming the bad field."""
-        if not isinstance(data, Mapping):
-            raise ConfigError("campaign", "expected a table/object")
-        known = {
-            "name", "space", "strategy", "objective", "constraints", "budget", "repetitions", "seed",
-            "confirm_repetitions",
-        }  # fmt: skip
-        for key in data:
-            if key not in known:
-                raise ConfigError(str(key), f"unknown field (known: {', '.join(sorted(known))})")
-        name = data.get("name", "")
-        if not isinstance(name, str) or not name.strip():
-            raise ConfigError("name", "required: a short name for the campaign")
-        strategy = data.get("strategy", "adaptive")
-        if strategy not in STRATEGIES:
-            raise ConfigError("strategy", f"must be one of {', '.join(STRATEGIES)}")
-        objective = data.get("objective", "decode_tokens_per_s")
-        if objective not in OBJECTIVES:
-            raise ConfigError("objective", f"must be one of {', '.join(OBJECTIVES)}")
-        budget = data.get("budget", {})
-        if not isinstance(budget, Mapping):
-            raise ConfigError("budget", "expected a table/object with trials and/or wall_time_s")
-        for key in budget:
-            if key not in ("trials", "wall_time_s"):
-                raise ConfigError(f"budget.{key}", "unknown field (known: trials, wall_time_s)")
-        trials = _positive(budget.get("trials"), "budget.trials", integer=True)
-        wall = _positive(budget.get("wall_time_s"), "budget.wall_time_s", integer=False)
-        spec = cls(
-            name=name.strip()[:200],
-            space=_space(data.get("space")),
-            strategy=strategy,
-            objective=objective,
-            constraints=_constraints(data.get("constraints", [])),
-            budget_trials=int(trials) if trials is not None else None,
-            budget_wall_time_s=wall,
-            repetitions=int(_positive(data.get("repetitions", 2), "repetitions", integer=True) or 2),
-            seed=_integer(data.get("seed", 0), "seed"),
-            confirm_repetitions=_integer(data.get("confirm_repetitions", 10), "confirm_repetitions"),
+        """Return the checked spec for a JSON-able mapping (``schema.CampaignSpecInput``);
+        raise ConfigError naming the first bad field (``space.threads.step``)."""
+        return cls.from_input(checked_input(schema.CampaignSpecInput, data, what="campaign"))
+
+    @classmethod
+    def from_input(cls, checked: schema.CampaignSpecInput) -> CampaignSpec:
+        """Return the spec of an already validated definition (ranges expanded)."""
+        return cls(
+            name=checked.name,
+            space={name: list(values) for name, values in checked.space.items()},
+            strategy=checked.strategy,
+            objective=checked.objective,
+            constraints=[Constraint(metric=c.metric, max=c.max, min=c.min) for c in checked.constraints],
+            budget_trials=checked.budget.trials,
+            budget_wall_time_s=checked.budget.wall_time_s,
+            repetitions=checked.repetitions,
+            seed=checked.seed,
+            confirm_repetitions=checked.confirm_repetitions,
         )
-        if spec.confirm_repetitions == 1 or spec.confirm_repetitions < 0:
-            raise ConfigError("confirm_repetitions", "must be at least 2 (a confidence interval needs two), or 0: none")
-        if spec.grid_size() > MAX_GRID_SIZE and spec.strategy == "grid":
-            raise ConfigError("space", f"the grid has {spec.grid_size()} points; at most {MAX_GRID_SIZE}")
-        return spec
 
 
-def _integer(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(path, f"expected an integer, got {value!r}")
-    return value
+M = TypeVar("M", bound=BaseModel)
 
 
-def _positive(value: Any, path: str, *, integer: bool) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or (integer and not isinstance(value, int)):
-        raise ConfigError(path, f"expected {'an integer' if integer else 'a number'}, got {value!r}")
-    if value <= 0:
-        raise ConfigError(path, "must be greater than 0")
-    return float(value)
-
-
-def _space(raw: Any) -> dict[str, list[Any]]:
-    if not isinstance(raw, Mapping) or not raw:
-        raise ConfigError("space", "required: a table of parameter -> list of values or {min, max, step}")
-    space: dict[str, list[Any]] = {}
-    for name, values in raw.items():
-        path = f"space.{name}"
-        kind = PARAMETERS.get(str(name))
-        if kind is None:
-            raise ConfigError(path, f"unknown parameter (known: {', '.join(sorted(PARAMETERS))})")
-        if isinstance(values, Mapping):
-            values = _range(values, path)
-        if not isinstance(values, list):
-            raise ConfigError(path, "expected a list of values or a range {min, max, step}")
-        if not values:
-            raise ConfigError(path, "the list of values is empty")
-        for i, value in enumerate(values):
-            ok = isinstance(value, kind) and not isinstance(value, bool)
-            if not ok:
-                raise ConfigError(f"{path}.{i}", f"expected {kind.__name__}, got {value!r}")
-        if len(set(values)) != len(values):
-            raise ConfigError(path, "a value is listed twice")
-        space[str(name)] = list(values)
-    return space
-
-
-def _range(raw: Mapping[str, Any], path: str) -> list[int]:
-    for key in raw:
-        if key not in ("min", "max", "step"):
-            raise ConfigError(f"{path}.{key}", "unknown field of a range (known: min, max, step)")
-    low = _integer(raw.get("min"), f"{path}.min")
-    high = _integer(raw.get("max"), f"{path}.max")
-    step = _integer(raw.get("step", 1), f"{path}.step")
-    if step == 0:
-        raise ConfigError(f"{path}.step", "must not be 0")
-    if (high - low) * step < 0:
-        raise ConfigError(f"{path}.step", f"goes away from max ({low} → {high} by {step})")
-    if abs(high - low) // abs(step) >= 10_000:
-        raise ConfigError(path, "more than 10000 values")
-    return list(range(low, high + (1 if step > 0 else -1), step))
-
-
-def _constraints(raw: Any) -> list[Constraint]:
-    if not isinstance(raw, list):
-        raise ConfigError("constraints", "expected a list of {metric, max and/or min}")
-    out = []
-    for i, item in enumerate(raw):
-        path = f"constraints.{i}"
-        if not isinstance(item, Mapping):
-            raise ConfigError(path, "expected a table/object {metric, max, min}")
-        for key in item:
-            if key not in ("metric", "max", "min"):
-                raise ConfigError(f"{path}.{key}", "unknown field (known: metric, max, min)")
-        metric = item.get("metric")
-        if metric not in CONSTRAINT_METRICS:
-            raise ConfigError(f"{path}.metric", f"unknown metric {metric!r} (known: {', '.join(CONSTRAINT_METRICS)})")
-        bounds = {}
-        for key in ("max", "min"):
-            value = item.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-                raise ConfigError(f"{path}.{key}", f"expected a number, got {value!r}")
-            bounds[key] = float(value) if value is not None else None
-        if bounds["max"] is None and bounds["min"] is None:
-            raise ConfigError(path, "give max and/or min")
-        out.append(Constraint(metric=str(metric), **bounds))
-    return out
+def checked_input(model: type[M], data: Any, *, what: str) -> M:
+    """Return ``data`` validated against ``model``; raise ConfigError naming the first bad
+    field and its reason (``what`` when the document itself is not an object)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(what, "expected a table/object")
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError as exc:
+        path, reasons = next(iter(field_errors(exc).items()))
+        raise ConfigError(what if path == "body" else path, "; ".join(reasons)) from None

@@ -16,6 +16,8 @@ from typing import Any
 
 import requests
 
+from runners.delivery.status_schema import status_report
+
 logger = logging.getLogger(__name__)
 
 # Statuses a job never leaves for running: a progress report on one is refused.
@@ -64,7 +66,7 @@ class JobReporter:
 
         Raise JobConflict on 409, ServiceUnreachable when every retry failed,
         and requests.HTTPError for any other 4xx (a wrong token or rig)."""
-        body = {"status": status, "attempt": self.attempt, "worker": self.worker, "error": error, "progress": progress}
+        body = status_report(status, attempt=self.attempt, worker=self.worker, progress=progress, error=error)
         response = self._send("post", self._base + "status/", body, retries=retries)
         if response.status_code == 409:
             raise JobConflict(_error_text(response), self.fetch())

@@ -34,13 +34,13 @@ from runners.delivery.schema_types import (
     Boolean,
     FilledText,
     FilledTrimmedText,
-    JSONObject,
     ListOf,
     Number,
     Text,
     TrimmedText,
     UUIDString,
     Whole,
+    bounded_json,
     fail,
     field_errors,
     final,
@@ -61,6 +61,11 @@ MAX_VRAM_MIB = 16 * 1024 * 1024  # 16 TiB across all GPUs
 MAX_TOKENS_PER_KWH = 1e12
 MAX_ITL_GAPS = 200_000  # one gap per generated token; a request of 200k tokens is beyond any run
 MAX_WALL_S = MAX_TTFT_MS / 1000
+# A stored document (fingerprint, extra) is printed on the run's page: a few KB
+# in practice (server_flags, the GPU list); a small body of deeply nested
+# brackets would otherwise be a page of hundreds of MB.
+MAX_DOCUMENT_DEPTH = 16
+MAX_DOCUMENT_BYTES = 256 * 1024
 
 # The service's choices (leaderboard/results/models: Engine, Architecture,
 # SpeculativeType, RunStatus), by value.
@@ -336,6 +341,7 @@ class ConcurrencyLevelInput(Payload):
 
 
 Samples = Annotated[list[SampleInput], _bounded_unique("samples", "index")]
+Document = Annotated[dict[str, Any], bounded_json(max_depth=MAX_DOCUMENT_DEPTH, max_bytes=MAX_DOCUMENT_BYTES)]
 SweepPoints = Annotated[list[SweepPointInput], _bounded_unique("sweep_points", "ctx_tokens")]
 ConcurrencyLevels = Annotated[list[ConcurrencyLevelInput], _bounded_unique("concurrency_levels", "concurrency")]
 
@@ -357,8 +363,8 @@ class RunFinishInput(RunAppendInput):
     failure_reason: Text | None = None
     server_log_tail: Text | None = None
     finished_at: AwareDatetime | None = Field(default=None, description="Default: now.")
-    fingerprint: JSONObject | None = Field(default=None, description="Replaces the stored one when given.")
-    extra: JSONObject | None = Field(default=None, description="Merged into the stored one, key by key.")
+    fingerprint: Document | None = Field(default=None, description="Replaces the stored one when given.")
+    extra: Document | None = Field(default=None, description="Merged into the stored one, key by key.")
 
     @_model_validator(mode="after")
     def _rules(self) -> RunFinishInput:
@@ -383,9 +389,9 @@ class RunCreateInput(Payload):
     model_file: ModelFileInput
     configuration: ConfigurationInput
     workload: WorkloadInput
-    fingerprint: JSONObject | None = None
+    fingerprint: Document | None = None
     server_log_tail: Text | None = None
-    extra: JSONObject | None = None
+    extra: Document | None = None
     # As in RunAppendInput, declared here to keep the fields (and errors) in the document's order.
     samples: Samples = Field(default_factory=list)
     sweep_points: SweepPoints = Field(default_factory=list)

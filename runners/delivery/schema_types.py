@@ -88,6 +88,11 @@ def _check_text(value: Any) -> str:
     return value
 
 
+def check_text(value: Any) -> str:
+    """Return ``value`` when it is a string PostgreSQL can store (no NUL, no lone surrogate); raise otherwise."""
+    return _check_text(value)
+
+
 def _text(value: Any) -> str:
     return _check_text(value)
 
@@ -154,6 +159,46 @@ def _json_object(value: Any) -> dict[str, Any]:
     return value
 
 
+def json_shape(value: Any) -> tuple[int, int]:
+    """Return ``(depth, size in bytes as compact JSON)`` of a parsed JSON document,
+    walked without recursion (a document nested 100k deep must not overflow the stack)."""
+    depth, size = 0, 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        depth = max(depth, level)
+        if isinstance(node, dict):
+            size += 2 + max(len(node) - 1, 0)
+            for key, item in node.items():
+                size += len(str(key).encode("utf-8", "surrogatepass")) + 3
+                stack.append((item, level + 1))
+        elif isinstance(node, list):
+            size += 2 + max(len(node) - 1, 0)
+            stack.extend((item, level + 1) for item in node)
+        elif isinstance(node, str):
+            size += len(node.encode("utf-8", "surrogatepass")) + 2
+        else:
+            size += len(repr(node))
+    return depth, size
+
+
+def bounded_json(*, max_depth: int, max_bytes: int) -> BeforeValidator:
+    """Return a check that a JSON object nests at most ``max_depth`` levels (the object
+    itself is level 1) and takes at most ``max_bytes`` as compact JSON: a page prints
+    what is stored, and a small body of deeply nested brackets becomes a huge page."""
+
+    def check(value: Any) -> dict[str, Any]:
+        _json_object(value)
+        depth, size = json_shape(value)
+        if depth > max_depth:
+            raise fail(f"Nested {depth} levels deep; at most {max_depth}.")
+        if size > max_bytes:
+            raise fail(f"{size} bytes as JSON; at most {max_bytes}.")
+        return value
+
+    return BeforeValidator(check)
+
+
 def _list(value: Any) -> list[Any]:
     _not_null(value)
     if not isinstance(value, list):
@@ -198,6 +243,8 @@ def _message(error: Any) -> str:
         return REQUIRED
     if kind == "greater_than_equal":
         return f"Ensure this value is greater than or equal to {ctx['ge']}."
+    if kind == "greater_than":
+        return f"Ensure this value is greater than {ctx['gt']}."
     if kind == "less_than_equal":
         return f"Ensure this value is less than or equal to {ctx['le']}."
     if kind == "string_too_long":
@@ -206,6 +253,8 @@ def _message(error: Any) -> str:
         return f"Ensure this field has no more than {ctx['max_length']} elements."
     if kind == "string_pattern_mismatch":
         return "This value does not match the required pattern."
+    if kind == "extra_forbidden":
+        return "Unknown field."
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         if value is None:
             return NOT_NULL

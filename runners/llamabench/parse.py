@@ -7,8 +7,11 @@ compared within one test, one depth: pp512 and tg128 never share a key.
 
 The rig side (``python -m runners.llamabench``) and the service's import
 endpoint both use :func:`parse` and :func:`row_payloads`; nothing here imports
-Django. A file is taken whole or not at all: :func:`parse` collects every
-error, each naming the row (0-based, in file order) and the field.
+Django. A file is taken whole or not at all: :func:`parse` reads the file into
+rows and hands them to ``row.checked_rows`` (each row checked against the one
+definition of a llama-bench row), which collects every error, each naming the
+row (0-based, in file order) and the field; a file that does not parse names
+its line.
 """
 
 from __future__ import annotations
@@ -19,18 +22,16 @@ import json
 import math
 import os
 import uuid as uuid_lib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from runners.delivery.payload import quantization_from_ftype
+from runners.llamabench.row import WORKLOAD_PREFIX, BenchRow, LlamaBenchError, checked_rows
+
+__all__ = ["WORKLOAD_PREFIX", "BenchRow", "LlamaBenchError", "parse", "row_payload", "row_payloads"]
 
 FORMATS = ("json", "jsonl", "csv")
 MAX_ROWS = 1000
-# llama-bench prints avg_ts as the mean of samples_ts rounded to 6 digits; a
-# row whose samples are off their own mean by more than this was edited.
-SAMPLES_MEAN_TOLERANCE = 0.01
-WORKLOAD_PREFIX = "llama-bench "
 # Uuids of imported rows are derived from the row itself, so importing the same
 # file twice stores nothing twice (the service answers 200 for a known uuid).
 UUID_NAMESPACE = uuid_lib.UUID("0b7f3a52-6a1e-4c55-9d8e-3f0e2c1a9b64")
@@ -64,52 +65,6 @@ NOT_FLAGS = frozenset(
     | set(CONFIG_MAP)
     | {"tensor_split", "tensor_buft_overrides"}
 )
-_HTML_CHARS = frozenset("<>")
-
-
-class LlamaBenchError(ValueError):
-    """The file cannot be imported; ``errors`` maps ``rows.N.field`` (or ``file``) to reasons."""
-
-    def __init__(self, errors: Mapping[str, list[str]]) -> None:
-        self.errors = dict(errors)
-        first = next(iter(self.errors.items()))
-        super().__init__(
-            f"{first[0]}: {first[1][0]}" + (f" (and {len(self.errors) - 1} more)" if len(errors) > 1 else "")
-        )
-
-
-@dataclass(frozen=True)
-class BenchRow:
-    """One llama-bench test: its raw columns as read and the samples in t/s."""
-
-    position: int
-    raw: dict[str, Any]
-    samples_ts: tuple[float, ...]
-    samples_ns: tuple[int, ...] = field(default=())
-    # -o csv carries no per-repetition samples: its one sample is avg_ts, flagged.
-    mean_only: bool = False
-
-    @property
-    def n_prompt(self) -> int:
-        return int(self.raw["n_prompt"])
-
-    @property
-    def n_gen(self) -> int:
-        return int(self.raw["n_gen"])
-
-    @property
-    def n_depth(self) -> int:
-        return int(self.raw.get("n_depth") or 0)
-
-    @property
-    def test(self) -> str:
-        """Return llama-bench's test name: pp512, tg128 or pp512+tg128."""
-        parts = [f"pp{self.n_prompt}" if self.n_prompt else "", f"tg{self.n_gen}" if self.n_gen else ""]
-        return "+".join(p for p in parts if p)
-
-    @property
-    def workload_name(self) -> str:
-        return f"{WORKLOAD_PREFIX}{self.test} @ d{self.n_depth}"
 
 
 def detect_format(text: str) -> str:
@@ -130,30 +85,56 @@ def detect_format(text: str) -> str:
     )
 
 
-def _read_rows(text: str, fmt: str) -> list[Any]:
+def _json(text: str, where: str) -> Any:
     try:
-        if fmt == "json":
-            rows = json.loads(text)
-            if not isinstance(rows, list):
-                raise LlamaBenchError({"file": ["Not llama-bench output: a JSON list of test objects is expected."]})
-            return rows
-        if fmt == "jsonl":
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except ValueError as exc:
-        raise LlamaBenchError({"file": [f"Not llama-bench output: malformed JSON ({exc})."]}) from None
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "build_commit" not in reader.fieldnames:
-        raise LlamaBenchError({"file": ["Not llama-bench output: the CSV header lacks build_commit."]})
-    return [dict(row) for row in reader]
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        # RecursionError: thousands of nested brackets fit in a small file.
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+        raise LlamaBenchError({"file": [f"Not llama-bench output: malformed JSON ({where}: {why})."]}) from None
+
+
+def _read_rows(text: str, fmt: str) -> list[Any]:
+    if fmt == "json":
+        document = _json(text, "the document")
+        if not isinstance(document, list):
+            raise LlamaBenchError({"file": ["Not llama-bench output: a JSON list of test objects is expected."]})
+        return document
+    if fmt == "jsonl":
+        return [_json(line, f"line {number}") for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    # newline="": the csv module reads \r\n, \n and a bare \r (old Mac files) as line ends itself.
+    reader = csv.DictReader(io.StringIO(text, newline=""), restkey=_EXTRA_CELLS)
+    rows: list[Any] = []
+    try:
+        if not reader.fieldnames or "build_commit" not in reader.fieldnames:
+            raise LlamaBenchError({"file": ["Not llama-bench output: the CSV header lacks build_commit."]})
+        for row in reader:
+            if _EXTRA_CELLS in row:
+                raise LlamaBenchError(
+                    {f"rows.{len(rows)}": [f"Line {reader.line_num}: more cells than the header has columns."]}
+                )
+            rows.append(dict(row))
+    except csv.Error as exc:
+        why = f"line {reader.line_num + 1}: {exc}"  # line_num counts the lines read before the bad one
+        raise LlamaBenchError({"file": [f"Not llama-bench output: malformed CSV ({why})."]}) from None
+    return rows
+
+
+_EXTRA_CELLS = "\x00extra cells"  # no CSV header can name a column with a NUL
 
 
 def _csv_value(name: str, value: Any) -> Any:
-    """Return a CSV cell as the JSON output would have it (CSV has only text)."""
+    """Return a CSV cell as the JSON output would have it (CSV has only text); a cell
+    that does not read as its column's type is left as text, for the row's check to name."""
     if not isinstance(value, str):
         return value
     if name in ("samples_ts", "samples_ns"):
-        return [float(v) for v in value.replace(";", " ").replace(",", " ").split()] if value.strip() else []
-    if value.lstrip("-").isdigit() and name not in TEXT_FIELDS:
+        try:
+            return [float(v) for v in value.replace(";", " ").replace(",", " ").split()] if value.strip() else []
+        except ValueError:
+            return value
+    digits = value.removeprefix("-")
+    if digits.isascii() and digits.isdigit() and name not in TEXT_FIELDS:  # "²".isdigit() is True too
         return int(value)
     if name in ("avg_ts", "stddev_ts"):
         try:
@@ -165,62 +146,6 @@ def _csv_value(name: str, value: Any) -> Any:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_row(position: int, row: Any, errors: dict[str, list[str]], *, mean_only: bool = False) -> BenchRow | None:
-    where = f"rows.{position}"
-    if not isinstance(row, dict):
-        errors[where] = ["A test row must be an object."]
-        return None
-    before = len(errors)
-    for name in REQUIRED:
-        if row.get(name) in (None, ""):
-            errors[f"{where}.{name}"] = ["This field is missing."]
-    for name in TEXT_FIELDS:
-        value = row.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            errors[f"{where}.{name}"] = ["Text is expected."]
-        elif _HTML_CHARS & set(value):
-            errors[f"{where}.{name}"] = ["HTML is not allowed here ('<' or '>')."]
-        elif "\x00" in value or len(value) > 500:
-            errors[f"{where}.{name}"] = ["Text over 500 characters or with a null character."]
-    for name in INT_FIELDS:
-        value = row.get(name)
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            errors.setdefault(f"{where}.{name}", ["A whole number ≥ 0 is expected."])
-    if len(errors) > before:
-        return None
-    samples = row["samples_ts"]
-    if not isinstance(samples, list) or not samples or not all(_number(s) and s > 0 for s in samples):
-        errors[f"{where}.samples_ts"] = ["A non-empty list of positive numbers is expected."]
-        return None
-    samples_ns = row.get("samples_ns") or []
-    if not isinstance(samples_ns, list) or not all(_number(s) and s > 0 for s in samples_ns):
-        errors[f"{where}.samples_ns"] = ["A list of positive numbers is expected."]
-        return None
-    if samples_ns and len(samples_ns) != len(samples):
-        errors[f"{where}.samples_ns"] = [f"{len(samples_ns)} samples, but samples_ts has {len(samples)}."]
-        return None
-    avg = row["avg_ts"]
-    mean = sum(samples) / len(samples)
-    if not _number(avg) or abs(mean - avg) > SAMPLES_MEAN_TOLERANCE * max(abs(avg), 1e-9):
-        errors[f"{where}.avg_ts"] = [f"avg_ts {avg} disagrees with the mean of samples_ts ({mean:.6g})."]
-        return None
-    if mean_only:
-        row = {k: v for k, v in row.items() if k != "samples_ts"}
-    bench = BenchRow(position, row, tuple(float(s) for s in samples), tuple(int(s) for s in samples_ns), mean_only)
-    if bench.n_prompt and bench.n_gen:
-        errors[f"{where}.n_gen"] = [
-            f"{bench.test}: a combined prompt+generation test (-pg) mixes prefill and decode in one t/s; "
-            "run it as separate -p and -n tests."
-        ]
-        return None
-    if not bench.n_prompt and not bench.n_gen:
-        errors[f"{where}.n_prompt"] = ["Neither n_prompt nor n_gen is set: no test."]
-        return None
-    return bench
 
 
 def parse(text: str, *, fmt: str | None = None, max_rows: int = MAX_ROWS) -> list[BenchRow]:
@@ -246,11 +171,7 @@ def parse(text: str, *, fmt: str | None = None, max_rows: int = MAX_ROWS) -> lis
         mean_only = "samples_ts" not in rows[0]
         if mean_only:
             rows = [{**row, "samples_ts": [row["avg_ts"]]} if _number(row.get("avg_ts")) else row for row in rows]
-    errors: dict[str, list[str]] = {}
-    checked = [_check_row(position, row, errors, mean_only=mean_only) for position, row in enumerate(rows)]
-    if errors:
-        raise LlamaBenchError(errors)
-    return [row for row in checked if row is not None]
+    return checked_rows(rows, mean_only=mean_only)
 
 
 def _flash_attn(value: Any) -> str:

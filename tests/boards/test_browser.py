@@ -45,7 +45,9 @@ def site_data(board_run):
 
 
 def wait_for_charts(page, count: int) -> None:
-    page.wait_for_function(f"document.querySelectorAll('[data-drawn=true]').length >= {count}", timeout=20_000)
+    # A locator, not wait_for_function: Playwright polls a function string with eval,
+    # which the site's Content-Security-Policy refuses (no 'unsafe-eval').
+    page.locator("[data-drawn=true]").nth(count - 1).wait_for(state="attached", timeout=20_000)
 
 
 def trace_count(page, chart_id: str) -> int:

@@ -143,4 +143,4 @@ def test_it_refuses_a_wrong_type():
     rows = json_rows()
     rows[0]["n_prompt"] = "32"
     rows[1]["samples_ts"] = ["fast"]
-    assert set(errors_of(json.dumps(rows))) == {"rows.0.n_prompt", "rows.1.samples_ts"}
+    assert set(errors_of(json.dumps(rows))) == {"rows.0.n_prompt", "rows.1.samples_ts.0"}

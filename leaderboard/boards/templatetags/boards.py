@@ -81,10 +81,42 @@ def sort_mark(current: str, key: str) -> str:
     return ""
 
 
+# A stored document is shown up to this many characters; the whole one is a click away (the API).
+PRETTY_JSON_MAX_CHARS = 20_000
+
+
 @register.filter
-def pretty_json(value: Any) -> str:
-    """Return ``value`` as indented JSON text (still escaped by the template)."""
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+def pretty_json(value: Any, limit: int = PRETTY_JSON_MAX_CHARS) -> str:
+    """Return ``value`` as indented JSON text (still escaped by the template), cut at
+    ``limit`` characters with a last line saying so. The encoder is consumed only up
+    to the limit, so a document stored before the ingest bounds (900 nested lists
+    around 100k zeros) costs no more than a small one; one nested past Python's
+    recursion limit is shown compact."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    parts: list[str] = []
+    size = 0
+    try:
+        for chunk in encoder.iterencode(value):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+    except (RecursionError, ValueError, TypeError):
+        parts = (
+            [json.dumps(value, default=str)[: limit + 1]] if _compact_ok(value) else ["(not shown: nested too deep)"]
+        )
+    text = "".join(parts)
+    if len(text) > limit:
+        return text[:limit] + f"\n… cut at {limit:,} characters: the whole document is in the run's JSON."
+    return text
+
+
+def _compact_ok(value: Any) -> bool:
+    try:
+        json.dumps(value, default=str)
+    except (RecursionError, ValueError, TypeError):
+        return False
+    return True
 
 
 # A sentence ends at . ! or ? followed by space and a capital, a quote or a bracket

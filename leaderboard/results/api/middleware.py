@@ -4,7 +4,8 @@ Django reads exactly CONTENT_LENGTH bytes of a request body, so a chunked POST
 reaches a view as an empty body (a valid run got "uuid: required") and never
 meets the size limit. A server that de-chunks the body and marks its end
 (``wsgi.input_terminated``: gunicorn, uWSGI, mod_wsgi) lets us read it here, up
-to RIGBOARD_MAX_BODY_BYTES, and hand it on with its length declared."""
+to the largest body limit (RIGBOARD_LLAMA_BENCH_MAX_BYTES for a llama-bench file),
+and hand it on with its length declared: the endpoint's parser applies its own limit."""
 
 from __future__ import annotations
 
@@ -28,7 +29,10 @@ class ChunkedBodyMiddleware:
                 # A server that cannot tell where the body ends (runserver):
                 # refuse rather than read an empty body or block.
                 return _error(411, "A chunked body is not supported here; send a Content-Length.")
-            limit = settings.RIGBOARD_MAX_BODY_BYTES
+            # The largest body any endpoint takes: each parser then holds the body to
+            # its own limit through the length declared below, so a chunked body and
+            # the same body with a Content-Length meet the same limit.
+            limit = max(settings.RIGBOARD_MAX_BODY_BYTES, settings.RIGBOARD_LLAMA_BENCH_MAX_BYTES)
             body = meta["wsgi.input"].read(limit + 1)
             if len(body) > limit:
                 return _error(413, f"The request body is over the limit of {limit} bytes.")

@@ -7,7 +7,7 @@ bodies cannot drift from what the API accepts."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiSerializerExtension
@@ -44,6 +44,22 @@ def payload_validated(model: type[schema.Payload], data: Any) -> dict[str, Any]:
     if validated is None:
         raise exceptions.ValidationError(errors)  # type: ignore[arg-type]  # flat paths, as flatten_errors writes them
     return validated
+
+
+P = TypeVar("P", bound=schema.Payload)
+
+
+def payload_model(model: type[P], data: Any) -> P:
+    """Return ``data`` as an instance of ``model`` (a payload definition from runners/);
+    raise a 400 naming each bad field."""
+    if not isinstance(data, dict):
+        raise exceptions.ValidationError(
+            {"body": [f"Invalid data. Expected a dictionary, but got {type(data).__name__}."]}
+        )
+    try:
+        return model.model_validate(data, context={"limits": limits()})
+    except ValidationError as exc:
+        raise exceptions.ValidationError(field_errors(exc)) from None  # type: ignore[arg-type]  # flat paths
 
 
 # The statuses a run can end with (POST /api/runs/{uuid}/finish/), named RunEndStatusEnum in the schema.

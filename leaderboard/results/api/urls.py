@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from leaderboard.results.api.views.bulk import RunBulkCreateApi
 from leaderboard.results.api.views.published import SourceDetailApi, SourceListApi
@@ -23,5 +23,6 @@ urlpatterns = [
     path("sources/", SourceListApi.as_view(), name="sources"),
     path("sources/<str:key>/", SourceDetailApi.as_view(), name="source-detail"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # Split: its start-up script is a file too (?script), so the CSP needs no inline script.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
 ]

@@ -222,7 +222,8 @@ class RunDetailOutputSerializer(RunListOutputSerializer):
 
 
 class PublishedComparisonRowOutputSerializer(serializers.ModelSerializer):
-    run: serializers.Field = serializers.SlugRelatedField(slug_field="uuid", read_only=True)
+    # Null for a row that maps to no run of the site (the schema says so: issue 22).
+    run: serializers.Field = serializers.SlugRelatedField(slug_field="uuid", read_only=True, allow_null=True)
 
     class Meta:
         model = PublishedComparisonRow
