@@ -114,7 +114,7 @@ def _service(args: argparse.Namespace, ask: Callable[[str], str] | None) -> tupl
     answer = whoami(url, token)
     if answer.outcome != "ok" or answer.rig is None:
         raise InitError(f"could not ask the service which rig the token is for ({answer.detail}): give --rig")
-    print(f"the token is rig {answer.rig['name']!r}'s")
+    print(f"the token belongs to rig {answer.rig['name']!r}")
     return url, token, str(answer.rig["name"])
 
 

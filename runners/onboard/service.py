@@ -30,9 +30,14 @@ class WhoAmI:
     elapsed_ms: float | None = None
 
 
+def rig_clock() -> float:
+    """Return this rig's clock (Unix seconds), which the doctor compares with the service's."""
+    return time.time()
+
+
 def whoami(url: str, token: str, *, timeout_s: float = 15.0) -> WhoAmI:
     """Return whose ``token`` is on the service at ``url``; never raises for the service's faults."""
-    started = time.time()
+    started = rig_clock()
     try:
         resp = requests.get(
             f"{url.rstrip('/')}/api/whoami/",
@@ -41,7 +46,7 @@ def whoami(url: str, token: str, *, timeout_s: float = 15.0) -> WhoAmI:
         )
     except requests.RequestException as exc:
         return WhoAmI("down", f"no answer from {url}: {exc.__class__.__name__}: {exc}")
-    ended = time.time()
+    ended = rig_clock()
     skew = _skew(resp.headers.get("Date"), (started + ended) / 2)
     elapsed = (ended - started) * 1000
     if resp.status_code >= 500:
