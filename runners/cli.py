@@ -36,7 +36,9 @@ def _parser() -> argparse.ArgumentParser:
                             ("attach", "benchmark a server that is already running")):  # fmt: skip
         cmd = sub.add_parser(name, help=help_text)
         cmd.add_argument(
-            "--config", default="rig.toml" if name == "run" else None, help="rig config, TOML or .json (run: ./rig.toml)"
+            "--config",
+            default="rig.toml" if name == "run" else None,
+            help="rig config, TOML or .json (run: ./rig.toml)",
         )
         cmd.add_argument("--no-post", action="store_true", help="measure and print; post nothing")
         cmd.add_argument("--output", help="also write the run JSON to this file")

@@ -260,4 +260,3 @@ def spool_check(spool_dir: str) -> Check:
             "set service.spool_dir to a folder you can write (runs wait there while the service is away)",
         )
     return Check("spool", "ok", f"{folder} is writable")
-

@@ -68,7 +68,9 @@ def _init(args: argparse.Namespace, ask: Callable[[str], str] | None) -> int:
     url, token, rig = _service(args, ask)
     facts = detect_rig()
     for gpu in facts.gpus:
-        print(f"GPU {gpu.index}: {gpu.name}, {gpu.vram_mib} MiB, power limit {gpu.power_limit_w} W, driver {gpu.driver}")
+        print(
+            f"GPU {gpu.index}: {gpu.name}, {gpu.vram_mib} MiB, power limit {gpu.power_limit_w} W, driver {gpu.driver}"
+        )
     if not facts.gpus:
         print(f"no GPU figures: {facts.power_reason}")
     print(f"CPU: {facts.cpu} ({facts.cpu_cores} threads), RAM {facts.ram_gb} GiB, OS {facts.os}")

@@ -61,7 +61,17 @@ def test_a_healthy_cpu_rig_passes_and_is_told_what_it_cannot_measure(
 ) -> None:
     code, checks = doctor(rig_toml, capsys)
     assert code == 0, checks
-    assert set(checks) == {"power", "server", "server flags", "model", "service", "token", "rig record", "clock", "spool"}
+    assert set(checks) == {
+        "power",
+        "server",
+        "server flags",
+        "model",
+        "service",
+        "token",
+        "rig record",
+        "clock",
+        "spool",
+    }
     assert checks["power"].startswith("warn power: no power source (nvml: pynvml (nvidia-ml-py) is not installed")
     assert "energy_j" in checks["power"]
     assert all(line.startswith("ok") for name, line in checks.items() if name != "power"), checks
@@ -102,7 +112,9 @@ def test_a_flag_the_server_does_not_know_fails(rig_toml: Path, capsys: pytest.Ca
     text = rig_toml.read_text().replace("parallel = 1", 'parallel = 1\nextra_args = ["--no-such-flag"]')
     rig_toml.write_text(text)
     code, checks = doctor(rig_toml, capsys)
-    assert code == 1 and checks["server flags"].startswith("FAIL server flags: this llama-server does not know --no-such-flag")
+    assert code == 1 and checks["server flags"].startswith(
+        "FAIL server flags: this llama-server does not know --no-such-flag"
+    )
 
 
 def test_a_model_too_large_for_the_vram_fails(
@@ -114,7 +126,9 @@ def test_a_model_too_large_for_the_vram_fails(
     edit(rig_toml, "n_gpu_layers", "99")
     code, checks = doctor(rig_toml, capsys)
     assert code == 1
-    assert re.search(r"FAIL model: .*\.gguf: GGUF Q4_K_M, 0\.\d\d GiB does not fit the 0\.1 GiB of VRAM", checks["model"])
+    assert re.search(
+        r"FAIL model: .*\.gguf: GGUF Q4_K_M, 0\.\d\d GiB does not fit the 0\.1 GiB of VRAM", checks["model"]
+    )
     assert checks["power"].startswith("ok   power: nvml: NVIDIA GeForce RTX 3090 (128 MiB), energy counter present")
     # The service's record of cpu-rig has no GPU: the one detected differs.
     assert checks["rig record"].startswith("FAIL rig record: GPUs: detected 1× NVIDIA GeForce RTX 3090, recorded none")
@@ -133,7 +147,9 @@ def test_a_read_only_spool_fails(rig_toml: Path, tmp_path: Path, capsys: pytest.
         edit(rig_toml, "spool_dir", f'"{folder}"')
         code, checks = doctor(rig_toml, capsys)
     assert code == 1
-    assert checks["spool"].startswith(f"FAIL spool: cannot write in {folder}") and "service.spool_dir" in checks["spool"]
+    assert (
+        checks["spool"].startswith(f"FAIL spool: cannot write in {folder}") and "service.spool_dir" in checks["spool"]
+    )
 
 
 def test_a_clock_a_minute_off_fails(

@@ -31,8 +31,19 @@ def test_it_writes_a_working_commented_config_from_flags(
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(watts=[150.0, 90.0], energy_counter=[True, True]))
     line = site_line("http://rigboard.test", "rb_secret")
     code = cli.main(
-        init_args(tmp_path, "--site-line", line, "--rig", "olares-one", "--server", str(llama_server_bin),
-                  "--model", str(gemma_gguf), "--ctx-size", "2048")  # fmt: skip
+        init_args(
+            tmp_path,
+            "--site-line",
+            line,
+            "--rig",
+            "olares-one",
+            "--server",
+            str(llama_server_bin),
+            "--model",
+            str(gemma_gguf),
+            "--ctx-size",
+            "2048",
+        )  # fmt: skip
     )
     assert code == 0
     path = tmp_path / "rig.toml"
@@ -76,7 +87,10 @@ def test_it_refuses_what_it_cannot_choose_alone_naming_the_flag(
     assert cli.main(init_args(tmp_path, *base, "--models", str(models))) == 2
     err = capsys.readouterr().err
     assert "2 GGUF files under" in err and "give --model, one of" in err
-    assert cli.main(init_args(tmp_path, *base[:-2], "--server", str(tmp_path / "nothing"), "--model", str(gemma_gguf))) == 2
+    assert (
+        cli.main(init_args(tmp_path, *base[:-2], "--server", str(tmp_path / "nothing"), "--model", str(gemma_gguf)))
+        == 2
+    )
     assert "no working llama-server at" in capsys.readouterr().err
     assert cli.main(init_args(tmp_path, "--token", "rb_x", "--server", str(llama_server_bin))) == 2
     assert "give --url or --site-line" in capsys.readouterr().err

@@ -30,7 +30,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def sh(
     argv: list[str], *, cwd: Path, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], float]:
-    """Run ``argv`` in ``cwd`` (outside the repository: ``python -c`` would import from it); return it and its wall time."""
+    """Run ``argv`` in ``cwd`` (outside the repository: ``python -c`` would import from it);
+    return it and its wall time."""
     started = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env, timeout=600, check=False)
     return done, time.perf_counter() - started
