@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from runners.harness.gguf import GgufError, read_header
 from runners.harness.power_source import UNMEASURED_WITHOUT_POWER
 from runners.harness.server import ServerError, read_version, resolve_binary
 from runners.onboard.detect import RigFacts, detect_rig, facts_as_dict
-from runners.onboard.service import WhoAmI, whoami
+from runners.onboard.service import WhoAmI, update_hardware, whoami
 
 CLOCK_TOLERANCE_S = 60.0
 # The model's weights are not all it needs: the KV cache and compute buffers come on top.
@@ -46,15 +48,27 @@ class Check:
 def add_parser(sub: Any) -> None:
     cmd = sub.add_parser("doctor", help="check this rig and its config; say what to fix")
     cmd.add_argument("--config", default="rig.toml", help="the rig config (default: ./rig.toml)")
+    cmd.add_argument(
+        "--update-rig",
+        action="store_true",
+        help="when the service's record of the rig differs from the detected hardware, update it "
+        "(on a terminal doctor asks)",
+    )
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, *, ask: Callable[[str], str] = input) -> int:
     try:
         config = load_rig_config(args.config)
     except ConfigError as exc:
         print(Check("config", "FAIL", str(exc), f"correct {exc.field} in {args.config}").line())
         return 2
-    checks = run_checks(config)
+    if args.update_rig:
+        update: Callable[[str], bool] | None = lambda _question: True  # noqa: E731
+    elif sys.stdin.isatty():
+        update = lambda question: ask(f"{question} [y/N] ").strip().lower() in ("y", "yes")  # noqa: E731
+    else:
+        update = None
+    checks = run_checks(config, update_rig=update)
     for check in checks:
         print(check.line())
     failed = [c for c in checks if c.state == "FAIL"]
@@ -62,14 +76,15 @@ def main(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def run_checks(config: RigConfig) -> list[Check]:
-    """Return every check's result for ``config``, in order."""
+def run_checks(config: RigConfig, *, update_rig: Callable[[str], bool] | None = None) -> list[Check]:
+    """Return every check's result for ``config``, in order. ``update_rig`` is asked (with
+    the question) whether to update a rig record that differs from the detected hardware."""
     facts = detect_rig()
     checks = [power_check(facts)]
     if config.server is not None:
         checks += server_checks(config)
         checks.append(model_check(config, facts))
-    checks += service_checks(config, facts)
+    checks += service_checks(config, facts, update_rig=update_rig)
     checks.append(spool_check(config.service.spool_dir))
     return checks
 
@@ -168,7 +183,9 @@ def model_check(config: RigConfig, facts: RigFacts) -> Check:
     return Check("model", "ok", f"{what}, fits the {room / 1024:.1f} GiB of {where}")
 
 
-def service_checks(config: RigConfig, facts: RigFacts) -> list[Check]:
+def service_checks(
+    config: RigConfig, facts: RigFacts, *, update_rig: Callable[[str], bool] | None = None
+) -> list[Check]:
     service = config.service
     if not service.url:
         return [Check("service", "warn", "no service.url: runs are measured and printed, not posted")]
@@ -193,7 +210,10 @@ def service_checks(config: RigConfig, facts: RigFacts) -> list[Check]:
         )
     else:
         checks.append(Check("token", "ok", f"valid for rig {answer.rig.get('name')!r}"))
-        checks.append(rig_record_check(answer.rig, facts))
+        record = rig_record_check(answer.rig, facts)
+        if record.state == "FAIL" and update_rig is not None:
+            record = _update_record(config, facts, record, update_rig)
+        checks.append(record)
     checks.append(clock_check(answer))
     return checks
 
@@ -221,10 +241,27 @@ def rig_record_check(record: dict[str, Any], facts: RigFacts) -> Check:
             "rig record",
             "FAIL",
             "; ".join(differences),
-            f"edit the rig {record.get('name')!r} on the site (My rigs → Edit) to say what was detected",
+            f"`rigboard-runner doctor --update-rig`, or edit rig {record.get('name')!r} on the site (My rigs → Edit)",
         )
     scope = "GPUs and RAM" if facts.gpus else "RAM (no GPU figures to compare)"
     return Check("rig record", "ok", f"the service's record matches the detected {scope}")
+
+
+def _update_record(config: RigConfig, facts: RigFacts, record: Check, ask: Callable[[str], bool]) -> Check:
+    """Put the detected hardware on the service when ``ask`` agrees; return the check's new line."""
+    if not ask(f"The service's record of the rig differs ({record.detail}). Update it to what was detected?"):
+        return record
+    hardware = facts_as_dict(facts)
+    if not facts.gpus:
+        del hardware["gpus"]  # no GPU figures here (no NVML): keep the GPUs on record
+    answer = update_hardware(config.service.url, config.service.token, hardware)
+    if answer.outcome != "ok" or answer.rig is None:
+        return Check("rig record", "FAIL", f"{record.detail}; the update failed: {answer.detail}", record.fix)
+    return Check(
+        "rig record",
+        "ok",
+        f"updated on the service: {_gpus_text(answer.rig.get('gpus', []))}, RAM {answer.rig.get('ram_gb')} GiB",
+    )
 
 
 def _gpus_text(gpus: list[dict[str, Any]]) -> str:

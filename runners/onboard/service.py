@@ -61,6 +61,24 @@ def whoami(url: str, token: str, *, timeout_s: float = 15.0) -> WhoAmI:
     return WhoAmI("ok", f"rig {rig.get('name')!r}", rig=rig, token=token_info, clock_skew_s=skew, elapsed_ms=elapsed)
 
 
+def update_hardware(url: str, token: str, hardware: dict[str, Any], *, timeout_s: float = 15.0) -> WhoAmI:
+    """Replace the service's record of the token's rig with ``hardware`` (``PUT
+    /api/whoami/hardware/``: gpus, cpu, cpu_cores, ram_gb, os, driver and CUDA versions);
+    return the answer as ``whoami`` reads it. Never raises for the service's faults."""
+    try:
+        resp = requests.put(
+            f"{url.rstrip('/')}/api/whoami/hardware/",
+            json=hardware,
+            headers={"Authorization": f"Token {token}", "Accept": "application/json"},
+            timeout=timeout_s,
+        )
+    except requests.RequestException as exc:
+        return WhoAmI("down", f"no answer from {url}: {exc.__class__.__name__}: {exc}")
+    if resp.status_code != 200:
+        return WhoAmI("other", f"HTTP {resp.status_code}: {answer_text(resp)}")
+    return WhoAmI("ok", "updated", rig=dict(resp.json()["rig"]))
+
+
 def _skew(date_header: str | None, local_mid: float) -> float | None:
     if not date_header:
         return None

@@ -55,3 +55,43 @@ def test_the_schema_describes_it(api_client):
     operation = schema["paths"]["/api/whoami/"]["get"]
     assert set(operation["responses"]) >= {"200", "401"}
     assert set(operation) >= {"security"} and list(schema["paths"]["/api/whoami/"]) == ["get"]
+
+
+def test_a_rig_replaces_its_hardware_with_what_it_detected(make_rig_with_token):
+    rig = make_rig_with_token(name="grown-rig", gpus=[GpuSpec(model="RTX 3090", vram_gb=24, count=1)])
+    body = {
+        "gpus": [{"model": "NVIDIA GeForce RTX 4090", "vram_gb": 24, "count": 2, "power_limit_w": 450}],
+        "cpu": "AMD EPYC",
+        "ram_gb": 23.5,
+        "os": "Debian GNU/Linux 12 (bookworm)",
+    }
+    response = rig.client.put("/api/whoami/hardware/", body, format="json")
+    assert response.status_code == 200
+    assert response.json()["rig"]["gpus"] == [
+        {"model": "NVIDIA GeForce RTX 4090", "vram_gb": 24.0, "count": 2, "power_limit_w": 450.0}
+    ]
+    stored = type(rig.rig).objects.get(pk=rig.rig.pk)
+    assert (stored.name, stored.cpu, stored.ram_gb) == ("grown-rig", "AMD EPYC", 23.5)
+    assert [(g.model, g.count) for g in stored.gpus.all()] == [("NVIDIA GeForce RTX 4090", 2)]
+    # Without gpus (a rig whose NVML is broken) the GPUs on record are kept.
+    assert rig.client.put("/api/whoami/hardware/", {"ram_gb": 64}, format="json").status_code == 200
+    assert stored.gpus.count() == 1 and type(rig.rig).objects.get(pk=rig.rig.pk).ram_gb == 64
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"gpus": [{"vram_gb": 24}]}, "gpus.0.model"),
+        ({"gpus": [{"model": "x", "count": 0}]}, "gpus.0.count"),
+        ({"ram_gb": -1}, "ram_gb"),
+        ({"cpu": "x" * 201}, "cpu"),
+    ],
+)
+def test_bad_hardware_is_a_400_naming_the_field(rig_with_token, body, field):
+    response = rig_with_token.client.put("/api/whoami/hardware/", body, format="json")
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == [field]
+
+
+def test_only_a_token_may_update_hardware(api_client):
+    assert api_client.put("/api/whoami/hardware/", {"ram_gb": 1}, format="json").status_code == 401

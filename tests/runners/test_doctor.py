@@ -168,3 +168,17 @@ def test_a_config_it_cannot_read_is_exit_2(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "rig.toml").write_text("[server]\nctx_size = 'big'\n")
     assert cli.main(["doctor", "--config", str(tmp_path / "rig.toml")]) == 2
     assert "FAIL config: server.ctx_size: expected an integer" in capsys.readouterr().out
+
+
+def test_update_rig_puts_the_detected_hardware_on_the_service(
+    rig_toml: Path, cpu_rig: tuple[Rig, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(watts=[50.0, 50.0], energy_counter=[True, True]))
+    code, checks = doctor(rig_toml, capsys)
+    assert checks["rig record"].startswith("FAIL rig record: GPUs: detected 2× NVIDIA GeForce RTX 3090, recorded none")
+    assert "--update-rig" in checks["rig record"]
+    assert cli.main(["doctor", "--config", str(rig_toml), "--update-rig"]) in (0, 1)
+    assert "ok   rig record: updated on the service: 2× NVIDIA GeForce RTX 3090" in capsys.readouterr().out
+    assert [(g.model, g.count, g.vram_gb) for g in cpu_rig[0].gpus.all()] == [("NVIDIA GeForce RTX 3090", 2, 24.0)]
+    code, checks = doctor(rig_toml, capsys)
+    assert checks["rig record"].startswith("ok   rig record: the service's record matches the detected GPUs and RAM")
