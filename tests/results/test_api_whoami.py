@@ -55,6 +55,8 @@ def test_the_schema_describes_it(api_client):
     operation = schema["paths"]["/api/whoami/"]["get"]
     assert set(operation["responses"]) >= {"200", "401"}
     assert set(operation) >= {"security"} and list(schema["paths"]["/api/whoami/"]) == ["get"]
+    update = schema["paths"]["/api/whoami/hardware/"]["put"]
+    assert set(update["responses"]) >= {"200", "400", "401"} and "requestBody" in update
 
 
 def test_a_rig_replaces_its_hardware_with_what_it_detected(make_rig_with_token):
