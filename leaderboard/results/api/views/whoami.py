@@ -70,7 +70,8 @@ class GpuGroupInputSerializer(serializers.Serializer):
 
 
 class HardwareInputSerializer(serializers.Serializer):
-    gpus = GpuGroupInputSerializer(many=True, max_length=MAX_GPU_GROUPS, required=False)  # absent: kept
+    # Absent: the GPUs on record are kept. many=True takes max_length; the stubs miss it.
+    gpus = GpuGroupInputSerializer(many=True, max_length=MAX_GPU_GROUPS, required=False)  # type: ignore[call-arg]
     cpu = serializers.CharField(max_length=200, allow_blank=True, required=False)
     cpu_cores = serializers.IntegerField(min_value=1, max_value=100_000, allow_null=True, required=False)
     ram_gb = serializers.FloatField(min_value=0.001, max_value=1_000_000, allow_null=True, required=False)
