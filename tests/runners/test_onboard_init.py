@@ -67,8 +67,11 @@ def test_without_nvml_it_writes_a_cpu_config_and_says_why(
     monkeypatch: pytest.MonkeyPatch, llama_server_bin: Path, gemma_gguf: Path, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", None)
+    models = tmp_path / "models"  # the test cache may hold other GGUF files: a folder with Gemma alone
+    models.mkdir()
+    (models / gemma_gguf.name).symlink_to(gemma_gguf)
     args = init_args(tmp_path, "--url", "http://rigboard.test", "--token", "rb_x", "--rig", "cpu",
-                     "--server", str(llama_server_bin), "--models", str(gemma_gguf.parent))  # fmt: skip
+                     "--server", str(llama_server_bin), "--models", str(models))  # fmt: skip
     assert cli.main(args) == 0
     text = (tmp_path / "rig.toml").read_text()
     assert "no GPU figures (nvml: pynvml (nvidia-ml-py) is not installed" in text

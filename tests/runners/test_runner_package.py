@@ -68,6 +68,9 @@ def test_the_runner_installs_alone_then_init_doctor_and_run_store_a_run(
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
     runner = str(bin_dir / "rigboard-runner")
     config = home / "rig.toml"
+    models = home / "models"  # the test cache may hold other GGUF files: a folder with Gemma alone
+    models.mkdir()
+    (models / gemma_gguf.name).symlink_to(gemma_gguf)
     init, init_s = sh(
         [
             runner,
@@ -82,7 +85,7 @@ def test_the_runner_installs_alone_then_init_doctor_and_run_store_a_run(
             "--server",
             str(llama_server_bin),
             "--models",
-            str(gemma_gguf.parent),
+            str(models),
             "--threads",
             "2",
             "--ctx-size",
