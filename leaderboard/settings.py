@@ -330,6 +330,10 @@ if RIGBOARD_JOB_QUEUE_TTL_S <= 0:
 RIGBOARD_ALERT_MAX_ATTEMPTS = env_int("RIGBOARD_ALERT_MAX_ATTEMPTS", 5)
 if RIGBOARD_ALERT_MAX_ATTEMPTS <= 0:
     raise ImproperlyConfigured(f"RIGBOARD_ALERT_MAX_ATTEMPTS must be at least 1, got {RIGBOARD_ALERT_MAX_ATTEMPTS}")
+# What `pipx install` takes to install the rig's runner (runners/pyproject.toml), shown with the
+# rig's commands on its owner's page: a clone's folder by default; a deployment sets its repository,
+# e.g. "git+https://example.org/rigboard.git#subdirectory=runners".
+RIGBOARD_RUNNER_SOURCE = env_str("RIGBOARD_RUNNER_SOURCE", "./runners")
 RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR / ".cache" / "repos")))
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -1,4 +1,5 @@
-"""Command line: ``python -m runners run --config rig.toml``, ``attach --url URL``, ``flush``, ``campaign``.
+"""Command line: ``rigboard-runner`` (or ``python -m runners``) ``init``, ``doctor``,
+``run --config rig.toml``, ``attach --url URL``, ``flush``, ``campaign``.
 
 Exit codes: 0 finished and delivered (or spooled), 1 the run failed, 2 a bad
 config, 3 the server could not be started, 4 the service rejected the run,
@@ -18,18 +19,27 @@ from typing import Any
 from runners.campaign import driver as campaign_cli
 from runners.config import ConfigError, RigConfig, read_spec
 from runners.delivery.client import ServiceClient
+from runners.harness.power_source import open_power_source, unmeasured_text
 from runners.harness.progress import ProgressBar
 from runners.harness.server import ServerError
+from runners.onboard import doctor
+from runners.onboard import init as init_cli
 from runners.pipeline import JobResult, run_job
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m runners", description="Rigboard rig-side benchmark runner.")
+    parser = argparse.ArgumentParser(prog="rigboard-runner", description="Rigboard rig-side benchmark runner.")
     sub = parser.add_subparsers(dest="command", required=True)
+    init_cli.add_parser(sub)
+    doctor.add_parser(sub)
     for name, help_text in (("run", "launch llama-server from the config and benchmark it"),
                             ("attach", "benchmark a server that is already running")):  # fmt: skip
         cmd = sub.add_parser(name, help=help_text)
-        cmd.add_argument("--config", required=(name == "run"), help="rig config, TOML or .json")
+        cmd.add_argument(
+            "--config",
+            default="rig.toml" if name == "run" else None,
+            help="rig config, TOML or .json (run: ./rig.toml)",
+        )
         cmd.add_argument("--no-post", action="store_true", help="measure and print; post nothing")
         cmd.add_argument("--output", help="also write the run JSON to this file")
         cmd.add_argument("--repetitions", type=int, help="override workload.repetitions")
@@ -116,6 +126,14 @@ def _tell_unsaved(result: JobResult) -> int:
     return 0
 
 
+def _tell_unmeasured() -> None:
+    """Say on stderr which figures this rig cannot measure (no power source), before the run."""
+    with open_power_source() as source:
+        line = unmeasured_text(source)
+    if line:
+        print(line, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -123,7 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _flush(args)
         if args.command == "campaign":
             return campaign_cli.main(args)
-        result = run_job(_spec(args), progress=ProgressBar())
+        if args.command == "init":
+            return init_cli.main(args)
+        if args.command == "doctor":
+            return doctor.main(args)
+        spec = _spec(args)
+        _tell_unmeasured()
+        result = run_job(spec, progress=ProgressBar())
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -145,9 +169,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     delivered = result.delivered
     where = f" to {result.spool_path}" if result.spool_path else ""
     print(f"delivery: {delivered}{where} {result.delivery_detail}".rstrip())
+    if result.page_url:
+        print(f"run page: {result.page_url}")
     unsaved = _tell_unsaved(result)
     if delivered == "rejected":
         return 4
     if unsaved:
         return unsaved
     return 0 if result.status == "finished" else 1
+
+
+def entry() -> None:
+    """The ``rigboard-runner`` console script."""
+    sys.exit(main())

@@ -37,7 +37,7 @@ from runners.files import write_atomically
 from runners.harness import report
 from runners.harness.concurrency import LevelResult, concurrency_table, run_concurrency
 from runners.harness.fingerprint import capture
-from runners.harness.power import PowerMonitor
+from runners.harness.power_source import PowerSource, open_power_source
 from runners.harness.server import AttachedServer, LlamaServer, ServerHandle
 from runners.harness.suite import SuiteResult, run_suite
 from runners.harness.sweep import SweepPoint, run_sweep
@@ -90,6 +90,7 @@ class JobResult:
     spool_fallback: str = ""
     unsaved_json: str = ""
     concurrency_table: str = ""  # the concurrency levels' table ('' without a concurrency sweep)
+    page_url: str = ""  # the stored run's page on the site ('' when the run was not stored)
 
     def summary(self) -> dict[str, Any]:
         """Return the few figures a job's log line carries."""
@@ -197,7 +198,7 @@ def run_job(
         live.stop_heartbeat()
         if client is not None:
             client.close()
-    return _result(payload, delivery, measurement, live)
+    return _result(payload, delivery, measurement, live, service_url=config.service.url)
 
 
 @dataclass
@@ -224,7 +225,7 @@ class _Measurement:
         """Measure and return the whole run document, status finished, failed or aborted."""
         interrupted = False
         log_tail = ""
-        with PowerMonitor() as monitor, requests.Session() as session:
+        with open_power_source() as monitor, requests.Session() as session:
             try:
                 with guard():
                     self.flushed = client.flush().as_dict() if client is not None else None
@@ -262,7 +263,7 @@ class _Measurement:
             logger.warning("the service will refuse this run: %s", problems)
         return payload
 
-    def _measure(self, server: ServerHandle, monitor: PowerMonitor, session: requests.Session) -> None:
+    def _measure(self, server: ServerHandle, monitor: PowerSource, session: requests.Session) -> None:
         self.started = started = dt.datetime.now(dt.UTC)
         # Attach mode learns the model file from the server (/props); launch mode from the config.
         model_path = server.model_path or (self.config.server.model if self.config.server else "")
@@ -383,7 +384,9 @@ def limit_text(exc: SoftTimeLimitExceeded) -> str:
     return " ".join(map(str, exc.args)) or "soft time limit exceeded"
 
 
-def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measurement, live: LiveRun) -> JobResult:
+def _result(
+    payload: dict[str, Any], delivery: Delivery, measurement: _Measurement, live: LiveRun, *, service_url: str
+) -> JobResult:
     samples = payload["samples"]
     tps = [
         stats.decode_tokens_per_s(server=s["decode_tokens_per_s_server"], client=s["decode_tokens_per_s_client"])
@@ -413,7 +416,14 @@ def _result(payload: dict[str, Any], delivery: Delivery, measurement: _Measureme
         flushed=measurement.flushed,
         spool_fallback=delivery.fallback,
         unsaved_json=json.dumps(payload, sort_keys=True) if delivery.outcome == "unsaved" else "",
+        page_url=_page_url(service_url, delivery),
     )
+
+
+def _page_url(service_url: str, delivery: Delivery) -> str:
+    """Return the stored run's page on the site (the service's answer names its path), '' when not stored."""
+    path = (delivery.response or {}).get("page_url") if delivery.outcome == "posted" else None
+    return f"{service_url.rstrip('/')}{path}" if isinstance(path, str) and path.startswith("/") else ""
 
 
 class _Row:

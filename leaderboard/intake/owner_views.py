@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,6 +17,7 @@ from leaderboard.intake.services import llama_bench_import
 from leaderboard.intake.throttling import account_write_limited
 from leaderboard.results.models import Rig, Run
 from runners.llamabench import LlamaBenchError
+from runners.onboard.service import rig_commands, site_line
 
 RECENT_RUNS = 10
 
@@ -43,7 +45,17 @@ def my_rigs(request: HttpRequest) -> HttpResponse:
             .order_by("-created_at")[:RECENT_RUNS]
         )
         tokens = sorted(ownership.rig.tokens.all(), key=lambda t: t.created_at, reverse=True)
-        rigs.append({"ownership": ownership, "rig": ownership.rig, "tokens": tokens, "runs": list(runs)})
+        # Any request with one of its tokens (a run, a doctor's whoami) is the rig's contact.
+        last_contact = max((t.last_used_at for t in tokens if t.last_used_at is not None), default=None)
+        rigs.append(
+            {
+                "ownership": ownership,
+                "rig": ownership.rig,
+                "tokens": tokens,
+                "runs": list(runs),
+                "last_contact": last_contact,
+            }
+        )
     return render(request, "intake/my_rigs.html", {"rigs": rigs})
 
 
@@ -63,7 +75,7 @@ def rig_register(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             form.add_error("name", exc.message)
         else:
-            return render(request, "intake/token_once.html", {"rig": rig, "raw_token": raw, "new_rig": True})
+            return _token_once(request, rig, raw, new_rig=True)
     return render(request, "intake/rig_form.html", {"form": form, "title": "Register a rig"})
 
 
@@ -90,7 +102,20 @@ def token_issue(request: HttpRequest, rig_id: int) -> HttpResponse:
         _, raw = owners.owned_token_issue(owner=request.user, rig=rig, label=label)  # type: ignore[arg-type]
     except ApplicationError as exc:
         return HttpResponse(exc.message, status=exc.status_code, content_type="text/plain; charset=utf-8")
-    return render(request, "intake/token_once.html", {"rig": rig, "raw_token": raw, "new_rig": False})
+    return _token_once(request, rig, raw, new_rig=False)
+
+
+def _token_once(request: HttpRequest, rig: Rig, raw: str, *, new_rig: bool) -> HttpResponse:
+    """The page that shows a new token once, with the rig's commands filled in with it."""
+    url = request.build_absolute_uri("/").rstrip("/")
+    context = {
+        "rig": rig,
+        "raw_token": raw,
+        "new_rig": new_rig,
+        "commands": rig_commands(url=url, token=raw, rig=rig.name, source=settings.RIGBOARD_RUNNER_SOURCE),
+        "site_line": site_line(url, raw),
+    }
+    return render(request, "intake/token_once.html", context)
 
 
 @login_required

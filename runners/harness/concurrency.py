@@ -25,7 +25,7 @@ import requests
 
 from runners.distribution import level_stats
 from runners.harness.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
-from runners.harness.power import PowerMonitor
+from runners.harness.power_source import PowerSource
 from runners.harness.server import ServerHandle
 from runners.harness.workload import Workload
 
@@ -102,7 +102,7 @@ def run_level(
     *,
     concurrency: int,
     n_requests: int,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
 ) -> LevelResult:
     """Return one level measured: ``concurrency`` streams, ``n_requests`` requests in all.
 
@@ -177,7 +177,7 @@ def run_concurrency(
     *,
     levels: list[int],
     requests_per_level: int,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
     progress: Progress | None = None,
     on_level: Callable[[LevelResult], None] | None = None,
     results: list[LevelResult] | None = None,

@@ -20,7 +20,7 @@ from typing import Any
 
 from runners.files import write_atomically
 from runners.harness.gguf import GgufError, GgufHeader, read_header
-from runners.harness.power import PowerMonitor
+from runners.harness.power_source import PowerSource
 
 
 def cpu_model() -> str:
@@ -153,7 +153,7 @@ def server_flags(binary: str | Path, *, cache_dir: str | Path) -> list[str]:
 
 def capture(
     *,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
     engine: str,
     build: str,
     model_path: str = "",

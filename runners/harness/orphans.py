@@ -2,12 +2,15 @@
 its memory (on a GPU rig, its VRAM) and skew the next run.
 
 Two guards: on Linux the server gets a parent-death signal (SIGKILL when the
-process that launched it dies, even by kill -9), and each launched server is
+process that launched it dies, even by kill -9); where there is no prctl (macOS,
+the BSDs) a small watchdog process does the same (``watch_from_outside``: it kills
+the server once its parent, the runner, is gone). And each launched server is
 recorded in the runner's state directory (``<cache_dir>/servers/<pid>.json``:
 pid, start time, command line, and the runner's pid and start time), so the
 next runner's start stops a server whose runner is gone. A record is acted on
 only when its process is the very server recorded (same start time and command
-line): a pid reused by another process is never signalled.
+line): a pid reused by another process is never signalled. Without /proc the
+start time, command line and state come from POSIX ``ps``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import json
 import logging
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +41,7 @@ def die_with_parent() -> Any:
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         prctl = libc.prctl
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no prctl (macOS, BSD), no C library by that name (Windows)
         return None
     parent = os.getpid()
 
@@ -48,9 +53,57 @@ def die_with_parent() -> Any:
     return _preexec
 
 
+# Polled by the watchdog; a server outliving its runner by a second does no harm.
+_WATCHDOG = """
+import os, signal, sys, time
+runner, server = int(sys.argv[1]), int(sys.argv[2])
+while True:
+    try:
+        os.kill(server, 0)
+    except OSError:
+        break
+    if os.getppid() != runner:
+        try:
+            os.killpg(server, signal.SIGKILL)
+        except OSError:
+            os.kill(server, signal.SIGKILL)
+        break
+    time.sleep(1.0)
+"""
+
+
+def watch_from_outside(server_pid: int) -> subprocess.Popen[bytes]:
+    """Start a watchdog (a child of this process) that kills ``server_pid`` (and its process
+    group) once this process is gone: the fallback where ``die_with_parent`` has no prctl.
+    It ends by itself when the server does."""
+    return subprocess.Popen(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(server_pid)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _has_proc() -> bool:
+    return Path("/proc/self/stat").exists()
+
+
+def _ps(pid: int, column: str) -> str:
+    """Return ``ps -o <column>= -p pid`` (POSIX ps: macOS, the BSDs), '' when it fails."""
+    try:
+        done = subprocess.run(  # noqa: S603
+            ["ps", "-ww", "-o", f"{column}=", "-p", str(pid)], capture_output=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+
+
 def process_start_time(pid: int) -> str:
     """Return the start time of ``pid`` (in clock ticks since boot, from
-    /proc/<pid>/stat), '' when there is no such process or no /proc."""
+    /proc/<pid>/stat; without /proc, ``ps``'s start time), '' when there is no such process."""
+    if not _has_proc():
+        return _ps(pid, "lstart")
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -60,6 +113,9 @@ def process_start_time(pid: int) -> str:
 
 
 def _cmdline(pid: int) -> list[str]:
+    if not _has_proc():
+        line = _ps(pid, "command")
+        return [line] if line else []
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
@@ -127,6 +183,9 @@ def _kill_and_wait(pid: int, start_time: str, grace_s: float = 10.0) -> None:
 
 
 def _zombie(pid: int) -> bool:
+    if not _has_proc():
+        state = _ps(pid, "stat")
+        return not state or state.startswith("Z")
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except OSError:

@@ -74,7 +74,10 @@ class PowerReading:
 
 
 class PowerMonitor:
-    """Owns the NVML session; ``window()`` measures one request."""
+    """The NVML power source (runners/harness/power_source.py's PowerSource): owns the
+    NVML session; ``window()`` measures one request."""
+
+    name = "nvml"
 
     def __init__(self, *, interval_s: float = 0.05) -> None:
         if interval_s > 0.1:
@@ -114,7 +117,7 @@ class PowerMonitor:
         self.reason = "NVML closed"
 
     def __enter__(self) -> PowerMonitor:
-        return self.open()
+        return self if self.available else self.open()  # open_power_source() may have opened it
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -142,6 +145,14 @@ class PowerMonitor:
                 }
             )
         return out
+
+    def has_energy_counter(self) -> bool:
+        """Return True when every GPU reads its own energy counter (Volta and later);
+        False without NVML, or when some GPU's energy is integrated from sampled power."""
+        if not self.available:
+            return False
+        readings = [_quietly(self._nvml.nvmlDeviceGetTotalEnergyConsumption, h) for h in self._handles]
+        return all(r is not None for r in readings)
 
     def window(self) -> PowerWindow:
         return PowerWindow(self)

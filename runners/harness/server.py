@@ -28,7 +28,7 @@ import requests
 
 from runners.config import GENERIC_OPENAI, AttachConfig, ConfigError, ServerConfig, command_line_text
 from runners.harness.gguf import GgufError, GgufHeader, read_header
-from runners.harness.orphans import die_with_parent, record_server, stop_orphans
+from runners.harness.orphans import die_with_parent, record_server, stop_orphans, watch_from_outside
 
 logger = logging.getLogger(__name__)
 
@@ -202,6 +202,7 @@ class LlamaServer(ServerHandle):
         self.process: subprocess.Popen[bytes] | None = None
         self.argv: list[str] = []
         self.orphans_stopped: list[int] = []
+        self._watchdog: subprocess.Popen[bytes] | None = None
         self._record: Path | None = None
 
     def start(self) -> LlamaServer:
@@ -228,6 +229,7 @@ class LlamaServer(ServerHandle):
         if self.state_dir is not None:
             self.orphans_stopped = stop_orphans(self.state_dir)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        parent_death = die_with_parent()
         with self.log_path.open("wb") as log:
             # Own session: the stop signal reaches the server, not our process group.
             self.process = subprocess.Popen(
@@ -235,8 +237,10 @@ class LlamaServer(ServerHandle):
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=die_with_parent(),  # noqa: PLW1509 - only a prctl and getppid run in the child
+                preexec_fn=parent_death,  # noqa: PLW1509 - only a prctl and getppid run in the child
             )
+        if parent_death is None:  # no prctl here: a watchdog process stands in for it
+            self._watchdog = watch_from_outside(self.process.pid)
         try:
             if self.state_dir is not None:
                 try:
@@ -311,6 +315,10 @@ class LlamaServer(ServerHandle):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=30)
+        if self._watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._watchdog.wait(timeout=5)  # it sees the server gone within its 1 s poll
+            self._watchdog = None
         if self._record is not None:
             with contextlib.suppress(OSError):
                 self._record.unlink()

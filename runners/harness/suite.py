@@ -15,7 +15,8 @@ import requests
 
 from runners.harness.measure import Sample, measure_stream, scrape_spec_counters, spec_counter_delta
 from runners.harness.outputcheck import check_output
-from runners.harness.power import PowerMonitor, PowerReading
+from runners.harness.power import PowerReading
+from runners.harness.power_source import PowerSource
 from runners.harness.server import ServerHandle
 from runners.harness.workload import Workload
 
@@ -45,7 +46,7 @@ def measure_once(
     workload: Workload,
     *,
     index: int,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
     session: requests.Session,
 ) -> Sample:
     """Run one repetition with power sampling and the output check; never raises for the server's faults."""
@@ -97,7 +98,7 @@ def run_suite(
     server: ServerHandle,
     workload: Workload,
     *,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
     session: requests.Session | None = None,
     progress: Progress | None = None,
     on_sample: OnSample | None = None,

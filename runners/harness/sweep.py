@@ -16,7 +16,7 @@ import requests
 
 from runners.config import GENERIC_OPENAI, SweepConfig
 from runners.harness.measure import Sample, measure_stream
-from runners.harness.power import PowerMonitor
+from runners.harness.power_source import PowerSource
 from runners.harness.server import ServerHandle
 from runners.harness.suite import Progress, apply_power, failure_reason
 from runners.harness.workload import Workload
@@ -116,7 +116,7 @@ def run_sweep(
     config: SweepConfig,
     workload: Workload,
     *,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
     session: requests.Session,
     progress: Progress | None = None,
     on_point: Callable[[SweepPoint], None] | None = None,
@@ -149,7 +149,7 @@ def _measure_point(
     point: SweepPoint,
     *,
     index: int,
-    monitor: PowerMonitor,
+    monitor: PowerSource,
     session: requests.Session,
 ) -> str | None:
     """Measure (or skip) one depth into ``point``; return why the sweep must stop, None to go on."""

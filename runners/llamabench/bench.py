@@ -22,7 +22,7 @@ from typing import Any
 
 from runners.config import ConfigError
 from runners.harness.fingerprint import capture
-from runners.harness.power import PowerMonitor
+from runners.harness.power_source import PowerSource, open_power_source
 from runners.llamabench.parse import BenchRow, parse, row_payload
 
 _TEST = re.compile(r"^(pp|tg)([1-9][0-9]*)$")
@@ -86,14 +86,14 @@ class BenchResult:
     errors: list[str] = field(default_factory=list)
 
 
-def run_bench(config: BenchConfig, *, rig: str, monitor: PowerMonitor | None = None) -> BenchResult:
+def run_bench(config: BenchConfig, *, rig: str, monitor: PowerSource | None = None) -> BenchResult:
     """Run every test × depth and return one run payload per llama-bench row.
 
     A failing invocation is recorded in ``errors`` (its stderr's tail) and the
     others still run. Each payload's ``extra.power`` is the NVML window of its
     invocation (model load and warm-up included: llama-bench reports no split),
     and its fingerprint is Rigboard's with llama-bench's own facts added."""
-    monitor = monitor or PowerMonitor().open()
+    monitor = monitor or open_power_source()
     result = BenchResult()
     fingerprint: dict[str, Any] | None = None
     for test in config.tests:

@@ -9,6 +9,7 @@ from leaderboard.results.api.views.bulk import RunBulkCreateApi
 from leaderboard.results.api.views.published import SourceDetailApi, SourceListApi
 from leaderboard.results.api.views.rigs import RigDetailApi, RigListApi
 from leaderboard.results.api.views.runs import RunAppendApi, RunDetailApi, RunFinishApi, RunsApi
+from leaderboard.results.api.views.whoami import WhoAmIApi, WhoAmIHardwareApi
 
 app_name = "api"
 
@@ -20,6 +21,8 @@ urlpatterns = [
     path("runs/<uuid:uuid>/finish/", RunFinishApi.as_view(), name="run-finish"),
     path("rigs/", RigListApi.as_view(), name="rigs"),
     path("rigs/<path:name>/", RigDetailApi.as_view(), name="rig-detail"),
+    path("whoami/", WhoAmIApi.as_view(), name="whoami"),
+    path("whoami/hardware/", WhoAmIHardwareApi.as_view(), name="whoami-hardware"),
     path("sources/", SourceListApi.as_view(), name="sources"),
     path("sources/<str:key>/", SourceDetailApi.as_view(), name="source-detail"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -61,6 +61,32 @@ def rig_create(*, name: str, gpus: Sequence[GpuSpec] = (), **fields: Any) -> Rig
     return rig
 
 
+# The Rig fields a rig may report about itself (``rig_hardware_update``), besides its GPUs.
+HARDWARE_FIELDS = ("cpu", "cpu_cores", "ram_gb", "os", "driver_version", "cuda_version")
+
+
+@transaction.atomic
+def rig_hardware_update(*, rig: Rig, gpus: Sequence[GpuSpec] | None, **fields: Any) -> Rig:
+    """Replace ``rig``'s GPU groups with ``gpus`` (None keeps them) and set the HARDWARE_FIELDS
+    given in ``fields`` (what the rig detected about itself); return the rig. Name, owner and
+    notes are not the rig's to change. Raise ApplicationError naming an unknown field."""
+    for name in fields:
+        if name not in HARDWARE_FIELDS:
+            raise ApplicationError(f"{name} is not a hardware field", field=name)
+    for name, value in fields.items():
+        setattr(rig, name, value)
+    if fields:
+        rig.save(update_fields=list(fields))
+    if gpus is None:
+        return rig
+    RigGpu.objects.filter(rig=rig).delete()
+    RigGpu.objects.bulk_create(
+        RigGpu(rig=rig, model=g.model, vram_gb=g.vram_gb, count=g.count, power_limit_w=g.power_limit_w, position=i)
+        for i, g in enumerate(gpus)
+    )
+    return rig
+
+
 def rig_token_issue(*, rig: Rig, label: str = "") -> tuple[RigToken, str]:
     """Issue a new API token for ``rig``; return the stored token and the raw
     token, which is never stored and must be shown to the admin now."""
