@@ -99,7 +99,7 @@ def _dispatch(job: BenchmarkJob) -> None:
         )
     except Exception as exc:  # any broker/transport error: the job never left
         logger.exception("could not queue job %s", job.pk)
-        failed = {"status": JobStatus.FAILED, "error": f"could not reach the Celery broker: {exc}"}
+        failed: dict[str, Any] = {"status": JobStatus.FAILED, "error": f"could not reach the Celery broker: {exc}"}
         failed["finished_at"] = timezone.now()
         BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(**failed)
         # The caller holds this object (the API answers from it): it must not say queued.
