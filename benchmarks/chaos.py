@@ -21,9 +21,16 @@ when the service cannot take it. Before finishing a run it appends its uuid to
 a ledger (fsync'd): the runs attempted. A staff client queues a benchmark job
 every second through POST /api/jobs/ (the only request that needs Redis).
 
-At the end every rig flushes its spool once more (`python -m runners flush`)
-and the ledgers are checked against the database: a run is stored when it is
-there, finished, with every sample its rig measured.
+Beside them, a racer sends each of its runs' four requests at once from four
+threads released by a barrier (the open, an append of the first samples, the
+finish and the whole document, each through the runner's client: what is not
+shown stored is spooled), and a token reader asks GET /api/jobs/ with a rig's
+token every 0.2 s, so the PostgreSQL restart meets authenticated requests too.
+
+At the end every rig (and the racer) flushes its spool once more (`python -m
+runners flush`) and the ledgers are checked against the database: a run is
+stored when it is there, finished, with every sample its rig measured; a token
+request is lost when it failed after PostgreSQL was back.
 """
 
 from __future__ import annotations
@@ -216,7 +223,7 @@ def run_document(rig: str, run_uuid: str, rng: random.Random) -> dict:
 def rig_main(args: argparse.Namespace) -> int:
     """One rig: measure --runs runs of --samples samples each and deliver them."""
     rng = random.Random(args.seed)
-    client = ServiceClient(args.url, args.token, spool_dir=args.spool, timeout_s=10.0)
+    client = ServiceClient(args.url, args.token, spool_dir=args.spool, rig=args.rig, timeout_s=10.0)
     events = open(args.events, "a", buffering=1)  # noqa: SIM115 - for the life of the process
 
     def on_response(response: requests.Response, *_: object, **__: object) -> None:
@@ -249,6 +256,77 @@ def rig_main(args: argparse.Namespace) -> int:
         delivery = live.close(document)
         events.write(json.dumps({"t": time.time(), "delivery": delivery.outcome}) + "\n")
     return 0
+
+
+# --- racing deliveries and token requests (threads of the driver) ----------------------
+
+
+@dataclass
+class RaceLog:
+    uuids: list[str] = field(default_factory=list)
+    outcomes: dict[str, int] = field(default_factory=dict)
+    token_codes: list[tuple[float, int]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+RACE_SAMPLES = 3
+
+
+def race_send(client: ServiceClient, what: str, run: dict, barrier: threading.Barrier, log: RaceLog) -> None:
+    """Send one of a run's four requests once ``barrier`` lets the four go; count its outcome."""
+    whole, run_uuid = run["whole"], run["whole"]["uuid"]
+    barrier.wait(timeout=30)
+    if what == "open":
+        outcome = client.send("/api/runs/", run["open"]).outcome
+    elif what == "append":
+        outcome = client.send(f"/api/runs/{run_uuid}/samples/", {"samples": whole["samples"][:2]}).outcome
+    elif what == "finish":
+        outcome = client.checked(whole, client.send(f"/api/runs/{run_uuid}/finish/", run["finish"])).outcome
+        if outcome != "posted":  # as LiveRun.close: the whole run, spooled if need be
+            outcome = client.post_run(whole).outcome
+    else:
+        outcome = client.post_run(whole).outcome
+    with log.lock:
+        log.outcomes[f"{what} {outcome}"] = log.outcomes.get(f"{what} {outcome}", 0) + 1
+
+
+def race_loop(url: str, token: str, rig: str, spool: Path, stop: threading.Event, log: RaceLog) -> None:
+    """Send one run's open, append, finish and whole POST at once, run after run."""
+    rng = random.Random(7)
+    clients = [ServiceClient(url, token, spool_dir=spool, rig=rig, timeout_s=10.0) for _ in range(4)]
+    while not stop.is_set():
+        whole = run_document(rig, str(uuid.uuid4()), rng)
+        samples = [{"index": i, "decode_tokens_per_s_server": 40.0 + i, "tokens_generated": 16} for i in (1, 2, 3)]
+        whole.update(samples=samples, finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        whole["workload"]["repetitions"] = RACE_SAMPLES
+        run = {
+            "whole": whole,
+            "open": {**whole, "status": "running", "samples": [], "finished_at": None},
+            "finish": {"status": "finished", "samples": samples, "finished_at": whole["finished_at"]},
+        }
+        log.uuids.append(whole["uuid"])  # measured: from here on it must not be lost
+        barrier = threading.Barrier(4)
+        threads = [
+            threading.Thread(target=race_send, args=(client, what, run, barrier, log))
+            for client, what in zip(clients, ("open", "append", "finish", "full"), strict=True)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+
+def token_loop(url: str, token: str, stop: threading.Event, log: RaceLog) -> None:
+    """A rig's token read every 0.2 s: the request whose first query is the token lookup."""
+    with requests.Session() as session:
+        session.headers["Authorization"] = f"Token {token}"
+        while not stop.wait(0.2):
+            sent = time.time()  # when it was sent: one sent while PostgreSQL was down may fail
+            try:
+                code = session.get(f"{url}/api/jobs/", timeout=10).status_code
+            except requests.RequestException:
+                code = 0
+            log.token_codes.append((sent, code))
 
 
 # --- the driver -----------------------------------------------------------------------
@@ -355,9 +433,16 @@ def drive(args, workdir: Path, url: str, tokens: dict[str, str], session_key: st
     for name in rigs:
         (workdir / name).mkdir()
     agents = {name: spawn(name, i) for i, name in enumerate(rigs)}
-    stop, staff = threading.Event(), StaffLog()
+    stop, staff, race = threading.Event(), StaffLog(), RaceLog()
     staff_thread = threading.Thread(target=staff_loop, args=(url, rigs[0], session_key, stop, staff), daemon=True)
     staff_thread.start()
+    racer = workdir / "racer"
+    helpers = [
+        threading.Thread(target=race_loop, args=(url, tokens[rigs[0]], rigs[0], racer, stop, race), daemon=True),
+        threading.Thread(target=token_loop, args=(url, tokens[rigs[-1]], stop, race), daemon=True),
+    ]
+    for helper in helpers:
+        helper.start()
     start = time.time()
     faults = [Fault("PostgreSQL restart"), Fault("Redis restart"), Fault(f"kill -9 of {rigs[-1]}'s runner")]
 
@@ -377,15 +462,25 @@ def drive(args, workdir: Path, url: str, tokens: dict[str, str], session_key: st
             print(f"{name}'s runner exited with {agent.returncode}; see {workdir / name / 'stderr'}")
     stop.set()
     staff_thread.join(timeout=15)
+    for helper in helpers:
+        helper.join(timeout=60)
+    racer_flush = ServiceClient(url, tokens[rigs[0]], spool_dir=racer, rig=rigs[0]).flush()
+    if racer_flush.remaining:
+        print(f"racer: {len(racer_flush.remaining)} runs still spooled after the final flush")
     # A last `python -m runners flush` on every rig.
     for name in rigs:
-        flushed = ServiceClient(url, tokens[name], spool_dir=workdir / name / "spool").flush()
+        flushed = ServiceClient(url, tokens[name], spool_dir=workdir / name / "spool", rig=name).flush()
         if flushed.remaining:
             print(f"{name}: {len(flushed.remaining)} runs still spooled after the final flush")
     elapsed = time.time() - start
 
     ledger = {u: name for name in rigs for u in (workdir / name / "ledger").read_text().split()}
-    report = json.loads(manage(env, "shell", "-c", REPORT, stdin=json.dumps(sorted(ledger))).strip().splitlines()[-1])
+    asked = sorted([*ledger, *race.uuids])
+    report = json.loads(manage(env, "shell", "-c", REPORT, stdin=json.dumps(asked)).strip().splitlines()[-1])
+    raced_ok = [u for u in race.uuids if report["runs"].get(u) == ["finished", RACE_SAMPLES]]
+    raced_lost = len(race.uuids) - len(raced_ok)
+    ledger_runs = {u: v for u, v in report["runs"].items() if u in ledger}
+    report["runs"] = ledger_runs
     stored = {u for u, (status, n) in report["runs"].items() if status == "finished" and n == args.samples}
     incomplete = {u for u in report["runs"] if u not in stored}
     lost = set(ledger) - set(report["runs"])
@@ -429,13 +524,23 @@ def drive(args, workdir: Path, url: str, tokens: dict[str, str], session_key: st
           f"no answer: {sum(1 for _, c in staff.codes if c == 0)}; jobs queued {report['jobs']['queued']}, "
           f"failed (broker unreachable) {report['jobs']['failed']}, messages in rig.{rigs[0]} {messages}, "
           f"jobs lost {max(0, report['jobs']['queued'] - messages)}")  # fmt: skip
+    print(f"racing runs (open, append, finish, whole POST at once): {len(race.uuids)}, "
+          f"stored whole {len(raced_ok)}, lost or incomplete {raced_lost}; "
+          f"answers: {', '.join(f'{k}: {v}' for k, v in sorted(race.outcomes.items()))}")  # fmt: skip
+    token_after = [(t, c) for t, c in race.token_codes if t >= faults[0].cleared]
+    token_failed = [f"{c} at +{t - faults[0].cleared:.1f} s" for t, c in token_after if not 200 <= c < 300]
+    token_lost = len(token_failed)
+    print(f"token requests (GET /api/jobs/ with a rig token): {len(race.token_codes)}, "
+          f"{len(race.token_codes) - len(token_after)} sent before PostgreSQL was back, {len(token_after)} after; "
+          f"failed after it was back (lost): {token_lost} {', '.join(token_failed)}".rstrip())  # fmt: skip
     for fault in faults:
         recovered = "never" if fault.recovered is None else f"{fault.recovered:.1f} s"
         seen = f"{fault.errors} failed answers until +{fault.errors_s:.1f} s, " if fault.errors_s is not None else ""
         print(f"recovery, {fault.name}: {seen}first 2xx {recovered} after it was back")
     if flushed_at is not None:
         print(f"the restarted runner flushed its spool {flushed_at - faults[2].cleared:.1f} s after it started")
-    return 0 if not lost and not incomplete and messages >= report["jobs"]["queued"] else 1
+    clean = not lost and not incomplete and not raced_lost and not token_lost
+    return 0 if clean and messages >= report["jobs"]["queued"] else 1
 
 
 if __name__ == "__main__":

@@ -289,6 +289,10 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL or "c
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
+# A broker that does not answer (a host that drops packets, not only a closed
+# port) must not hold POST /api/jobs/ for the system's connect timeout, minutes:
+# each connect try gives up after this long (core/queues.py retries twice more).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": env_int("CELERY_BROKER_CONNECT_TIMEOUT_S", 3)}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

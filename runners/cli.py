@@ -6,6 +6,8 @@ config, 3 the server could not be started, 4 the service rejected the run,
 5 the run could not be written to the spool directory (full, read-only): it
 was written to a fallback directory instead (``flush`` delivers it from there;
 its path is on stderr) or, when no directory took it, printed as JSON on stdout.
+``flush`` exits 0 when it delivered every spooled run of the rig, 1 when it
+rejected, quarantined or could not deliver (yet) any of them.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     flush.add_argument("--url", help="service URL (instead of --config)")
     flush.add_argument("--token", help="rig token (instead of --config)")
     flush.add_argument("--spool-dir", help="spool directory (instead of --config)")
+    flush.add_argument("--rig", help="rig name, whose own spool is flushed (instead of --config)")
     return parser
 
 
@@ -84,20 +87,23 @@ def _spec(args: argparse.Namespace) -> dict[str, Any]:
 
 def _flush(args: argparse.Namespace) -> int:
     service: dict[str, Any] = dict(read_spec(args.config).get("service", {})) if args.config else {}
-    for key, value in (("url", args.url), ("token", args.token), ("spool_dir", args.spool_dir)):
+    for key, value in (("url", args.url), ("token", args.token), ("spool_dir", args.spool_dir), ("rig", args.rig)):
         if value:
             service[key] = value
     config = RigConfig.from_mapping({"service": service, "attach": {"url": "http://unused"}}).service
     if not config.url:
         raise ConfigError("service.url", "required to flush (give --url or --config)")
-    client = ServiceClient(config.url, config.token, spool_dir=config.spool_dir, timeout_s=config.timeout_s)
+    client = ServiceClient(
+        config.url, config.token, spool_dir=config.spool_dir, rig=config.rig, timeout_s=config.timeout_s
+    )
     try:
         result = client.flush()
     finally:
         client.close()
     _tell_quarantined(result.quarantined)
     print(json.dumps(result.as_dict(), indent=1))
-    return 0 if not result.remaining and not result.rejected else 1
+    # Anything quarantined, rejected or still waiting needs a look (or another flush).
+    return 0 if result.complete else 1
 
 
 def _tell_quarantined(quarantined: Sequence[str]) -> None:

@@ -124,8 +124,9 @@ def client_for(config: RigConfig) -> ServiceClient | None:
     """Return the service client, None when no service URL is configured (measure only)."""
     if not config.service.url:
         return None
+    service = config.service
     return ServiceClient(
-        config.service.url, config.service.token, spool_dir=config.service.spool_dir, timeout_s=config.service.timeout_s
+        service.url, service.token, spool_dir=service.spool_dir, rig=service.rig, timeout_s=service.timeout_s
     )
 
 

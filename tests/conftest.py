@@ -16,6 +16,7 @@ pytest_plugins = [
     "tests.fixtures.api",
     "tests.fixtures.celery_worker",
     "tests.fixtures.delivery",
+    "tests.fixtures.gunicorn",
     "tests.fixtures.llama",
     "tests.fixtures.llama_jobs",
     "tests.fixtures.regressions",

@@ -50,4 +50,8 @@ def rig_task_send(
             expires=expires,
             retry=True,
             retry_policy=RETRY_POLICY,
+            # The rig reports over the API and nothing reads a rig task's Celery
+            # result: without this, sending subscribes to the result first, and
+            # with Redis down that alone retries for about 20 s.
+            ignore_result=True,
         )

@@ -24,7 +24,9 @@ from leaderboard.results.api.serializers.fields import StrictCharField, whole
 from leaderboard.results.models import Rig
 from runners.delivery.status_schema import JobStatusInput
 
-_NO_BROKER = OpenApiResponse(description="No Celery broker is configured.")
+_NO_BROKER = OpenApiResponse(
+    description="No Celery broker is configured, or it could not be reached (the job is then recorded as failed)."
+)
 
 
 class IsStaff(permissions.BasePermission):
@@ -98,6 +100,20 @@ def _job_response(job: BenchmarkJob, code: int = status.HTTP_200_OK) -> Response
     return Response(JobOutputSerializer(job).data, status=code)
 
 
+def _queued_response(job: BenchmarkJob) -> Response:
+    """201 with a job that went to its rig's queue. A job the broker would not
+    take is kept, failed with the broker's error (the job list shows it, and
+    "run again" retries it), and answered 503: nothing was queued, and the
+    broker being away is the service's trouble, worth trying again later."""
+    if job.status == JobStatus.FAILED:
+        raise ApplicationError(
+            f"job {job.pk} was not queued and is recorded as failed: {job.error}; run it again when the broker is back",
+            field="rig",
+            status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+    return _job_response(job, status.HTTP_201_CREATED)
+
+
 class JobApiView(APIView):
     """JSON in (bounded, strict: the runs API's parser) and out."""
 
@@ -153,7 +169,7 @@ class JobListCreateApi(JobApiView):
             created_by=request.user,
             time_limit_s=data.validated_data.get("time_limit_s"),
         )
-        return _job_response(job, status.HTTP_201_CREATED)
+        return _queued_response(job)
 
 
 class JobDetailApi(JobApiView):
@@ -211,4 +227,4 @@ class JobRunAgainApi(JobApiView):
     @extend_schema(request=None, responses={201: JobOutputSerializer, 503: _NO_BROKER})
     def post(self, request: Request, job_id: int) -> Response:
         job = get_object_or_404(BenchmarkJob.objects.select_related("rig"), pk=job_id)
-        return _job_response(job_run_again(job=job, created_by=request.user), status.HTTP_201_CREATED)
+        return _queued_response(job_run_again(job=job, created_by=request.user))

@@ -99,9 +99,12 @@ def _dispatch(job: BenchmarkJob) -> None:
         )
     except Exception as exc:  # any broker/transport error: the job never left
         logger.exception("could not queue job %s", job.pk)
-        BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
-            status=JobStatus.FAILED, error=f"could not reach the Celery broker: {exc}", finished_at=timezone.now()
-        )
+        failed: dict[str, Any] = {"status": JobStatus.FAILED, "error": f"could not reach the Celery broker: {exc}"}
+        failed["finished_at"] = timezone.now()
+        BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(**failed)
+        # The caller holds this object (the API answers from it): it must not say queued.
+        for name, value in failed.items():
+            setattr(job, name, value)
 
 
 def jobs_enqueue(
@@ -116,8 +119,9 @@ def jobs_enqueue(
     """Store a queued job and send it to ``rig.<name>`` once the row is committed.
 
     Raise ApplicationError naming the field if the kind or spec is invalid, or
-    if no broker is configured. Return the job (status queued; it turns failed
-    with the broker's error if the broker cannot be reached)."""
+    if no broker is configured. Return the job: status queued, or failed with
+    the broker's error when the broker could not be reached (then the returned
+    object says so too, once the row is committed: at once outside a transaction)."""
     if kind not in JobKind.values:
         raise ApplicationError(f"must be one of {', '.join(JobKind.values)}", field="kind")
     if not celery_app.conf.broker_url:

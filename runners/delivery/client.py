@@ -7,6 +7,13 @@ next run and by ``python -m runners flush``; a repeated POST of the same uuid
 creates nothing twice. A 4xx (other than 429) will not get better by retrying:
 the run moves to ``spool/rejected/`` with the service's answer, kept for a human.
 
+Each rig spools under a directory of its own (``spool_dir/<rig>``, and the same
+in each fallback directory; ``stored.spool_key``): rigs sharing a host never
+flush each other's runs, and a flush leaves a run the service says belongs to
+another rig (403) where it is. A run is only taken out of the spool when the
+service's answer shows it stored (``stored.stored_shortfall``): a 2xx that shows
+it still open, or without some of its samples, keeps it for the next flush.
+
 A spool that cannot be written (a full disk, a read-only directory) does not
 lose the run: it goes to the first of ``fallback_dirs()`` that takes it (the
 system's temp directory, then the user's home), which ``flush`` also empties,
@@ -42,6 +49,7 @@ from typing import Any
 
 import requests
 
+from runners.delivery.stored import spool_key, stored_shortfall
 from runners.files import write_atomically
 
 logger = logging.getLogger(__name__)
@@ -103,13 +111,20 @@ def fallback_dirs() -> list[Path]:
 
 @dataclass
 class FlushResult:
-    """What a flush did: uuids posted, rejected, still waiting, and the spool
-    files it quarantined as "<path>: <reason>"."""
+    """What a flush did: uuids posted, rejected, still waiting (the service is
+    away, did not store all of the run yet, or says it is another rig's), and
+    the spool files it quarantined as "<path>: <reason>"."""
 
     posted: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     remaining: list[str] = field(default_factory=list)
     quarantined: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when every spooled run was delivered: nothing rejected,
+        nothing left waiting, nothing quarantined."""
+        return not (self.rejected or self.remaining or self.quarantined)
 
     def as_dict(self) -> dict[str, list[str]]:
         return {
@@ -121,10 +136,15 @@ class FlushResult:
 
 
 class ServiceClient:
-    def __init__(self, url: str, token: str, *, spool_dir: str | Path, timeout_s: float = 30.0) -> None:
+    """Posts a rig's runs with its token; spools them under ``spool_dir/<rig>``
+    (``spool_key``: the rig's name, else its token's digest)."""
+
+    def __init__(self, url: str, token: str, *, spool_dir: str | Path, rig: str = "", timeout_s: float = 30.0) -> None:
         self.url = url.rstrip("/")
         self.token = token
-        self.spool_dir = Path(spool_dir).expanduser()
+        self.spool_root = Path(spool_dir).expanduser()
+        self.spool_key = spool_key(rig=rig, token=token)
+        self.spool_dir = self.spool_root / self.spool_key
         self.timeout_s = timeout_s
         self.session = requests.Session()
         self.session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
@@ -160,8 +180,27 @@ class ServiceClient:
         return Delivery("rejected", status_code=resp.status_code, detail=detail)
 
     def post_run(self, payload: Mapping[str, Any], *, timeout_s: float | None = None) -> Delivery:
-        """POST one run; spool it or move it to rejected when that fails. Never raises for the service's faults."""
-        return self.keep(payload, self.send("/api/runs/", payload, timeout_s=timeout_s))
+        """POST one run; spool it or move it to rejected when that fails, and
+        spool it when the answer does not show it stored. Never raises for the service's faults."""
+        return self.keep(payload, self.checked(payload, self.send("/api/runs/", payload, timeout_s=timeout_s)))
+
+    @staticmethod
+    def checked(payload: Mapping[str, Any], delivery: Delivery) -> Delivery:
+        """Return ``delivery``, or 'unreachable' (worth sending again) when it
+        was posted but the answer does not show ``payload`` stored."""
+        if delivery.outcome != "posted":
+            return delivery
+        shortfall = stored_shortfall(payload, delivery.response)
+        if not shortfall:
+            return delivery
+        logger.warning(
+            "run %s: answered %s but %s; kept to send again", payload.get("uuid"), delivery.status_code, shortfall
+        )
+        return Delivery("unreachable", delivery.status_code, shortfall, delivery.response)
+
+    def fallbacks(self) -> list[Path]:
+        """Return this rig's own directory in each of ``fallback_dirs()``."""
+        return [place / self.spool_key for place in fallback_dirs()]
 
     def keep(self, payload: Mapping[str, Any], delivery: Delivery) -> Delivery:
         """Return ``delivery`` for the whole run ``payload``, having written the
@@ -171,7 +210,7 @@ class ServiceClient:
         if delivery.outcome not in ("unreachable", "rejected"):
             return delivery
         outcome = "spooled" if delivery.outcome == "unreachable" else "rejected"
-        places = [self.spool_dir, *fallback_dirs()]
+        places = [self.spool_dir, *self.fallbacks()]
         if outcome == "rejected":
             places = [place / "rejected" for place in places]
         record = delivery if outcome == "rejected" else None
@@ -184,26 +223,34 @@ class ServiceClient:
         return Delivery(outcome, delivery.status_code, delivery.detail, path=str(path), fallback=fallback)
 
     def flush(self) -> FlushResult:
-        """Re-post every spooled run (the spool directory's and the fallback
-        directories'), oldest first; stop at the first that still cannot be
-        delivered. A file that is not a run is quarantined and skipped."""
+        """Re-post every spooled run of this rig (its spool directory's and its
+        fallback directories', and any spooled before spools were kept per rig),
+        oldest first; stop at the first the service cannot be reached for. A
+        file that is not a run is quarantined and skipped; a run the service
+        does not show stored, or says is another rig's (403), stays where it is."""
         result = FlushResult()
         pending = sorted(self._pending(), key=_mtime)
         for index, path in enumerate(pending):
             payload = self._read(path, result)
             if payload is None:
                 continue
-            delivery = self.send("/api/runs/", payload)
+            sent = self.send("/api/runs/", payload)
+            delivery = self.checked(payload, sent)
             if delivery.outcome == "posted":
                 _remove(path)
                 result.posted.append(payload["uuid"])
+            elif sent.outcome == "posted" or delivery.status_code == 403:
+                # Not all stored yet, or another rig's run (one spooled before
+                # spools were kept per rig): left where it is, for its rig.
+                logger.warning("spooled run %s left in %s: %s", payload["uuid"], path.parent, delivery.detail)
+                result.remaining.append(payload["uuid"])
             elif delivery.outcome == "rejected":
                 if self.keep(payload, delivery).outcome == "rejected":
                     _remove(path)
                 result.rejected.append(payload["uuid"])
             else:
                 # The service is still down: later runs would fail the same way.
-                result.remaining = [p.stem for p in pending[index:] if p.is_file()]
+                result.remaining += [p.stem for p in pending[index:] if p.is_file()]
                 break
         return result
 
@@ -213,7 +260,10 @@ class ServiceClient:
 
     def _pending(self) -> list[Path]:
         found: dict[Path, Path] = {}  # by resolved path: a fallback may be the spool directory itself
-        for directory in (self.spool_dir, *fallback_dirs()):
+        # This rig's own directories, then the roots, where runs of any rig on
+        # the host were spooled before each rig had its own directory.
+        own = (self.spool_dir, *self.fallbacks())
+        for directory in (*own, self.spool_root, *fallback_dirs()):
             with contextlib.suppress(OSError):
                 found.update((p.resolve(), p) for p in directory.glob("*.json") if p.is_file())
         return list(found.values())
@@ -237,13 +287,16 @@ class ServiceClient:
         return data
 
     def _quarantine(self, path: Path, reason: str, result: FlushResult) -> None:
-        target = self.quarantine_dir / path.name
+        # Beside the file: a file in a root (spooled before spools were kept per
+        # rig) may be another rig's, and stays in that rig's reach.
+        quarantine_dir = path.parent / "quarantine"
+        target = quarantine_dir / path.name
         try:
-            self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+            quarantine_dir.mkdir(parents=True, exist_ok=True)
             path.replace(target)
         except OSError as exc:
             target = path
-            reason += f"; could not move it to {self.quarantine_dir} ({exc}), skipped"
+            reason += f"; could not move it to {quarantine_dir} ({exc}), skipped"
         logger.warning("spooled file %s quarantined: %s", target, reason)
         result.quarantined.append(f"{target}: {reason}")
 
@@ -441,7 +494,7 @@ class LiveRun:
             body = {key: payload[key] for key in _FINISH_KEYS if key in payload}
             finished = client.send(f"/api/runs/{self.run_uuid}/finish/", body, timeout_s=timeout)
             if finished.outcome != "rejected":
-                return client.keep(payload, finished)
+                return client.keep(payload, client.checked(payload, finished))
             if finished.status_code == 409:
                 # Closed on the service meanwhile: a whole POST would only get its account back.
                 self.stopped = f"the service refused to finish the run: {finished.detail}"

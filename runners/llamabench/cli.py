@@ -103,6 +103,7 @@ def _run(args: argparse.Namespace, spec: Mapping[str, Any], service: Mapping[str
         str(service.get("url") or ""),
         str(service.get("token") or ""),
         spool_dir=str(service.get("spool_dir") or "~/.cache/rigboard/spool"),
+        rig=rig,
     )
     failed = bool(result.errors)
     try:

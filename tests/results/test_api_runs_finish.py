@@ -60,6 +60,24 @@ def test_a_retried_finish_returns_the_run_unchanged(rig_with_token):
     assert Run.objects.get(uuid=body["uuid"]).failure_reason == "ctrl-c"
 
 
+def test_a_finish_or_whole_post_of_a_run_ended_the_same_way_adds_only_the_samples_it_lacks(rig_with_token):
+    # The finish raced the whole document (or an earlier finish carried fewer):
+    # what was measured is kept; the status, reason and times stay as first stored.
+    body = open_run_with_samples(rig_with_token, n=1)
+    url = f"/api/runs/{body['uuid']}/finish/"
+    assert post_json(rig_with_token.client, url, {"status": "finished"}).status_code == 200
+    ended_at = Run.objects.get(uuid=body["uuid"]).finished_at
+    samples = api_run_payload()["samples"]
+    again = post_json(rig_with_token.client, url, {"status": "finished", "samples": samples[:2]})
+    whole = post_json(rig_with_token.client, "/api/runs/", {**body, "status": "finished", "samples": samples})
+    assert again.status_code == whole.status_code == 200
+    assert [s["index"] for s in again.json()["samples"]] == [1, 2]
+    assert [s["index"] for s in whole.json()["samples"]] == [1, 2, 3]
+    run = Run.objects.get(uuid=body["uuid"])
+    assert run.status == "finished" and run.finished_at == ended_at
+    assert run.n_samples == 3 and run.decode_tokens_per_s_mean == pytest.approx(110.0)
+
+
 def test_it_refuses_to_finish_a_run_again_with_another_status(rig_with_token):
     body = open_run_with_samples(rig_with_token)
     url = f"/api/runs/{body['uuid']}/finish/"
@@ -129,13 +147,16 @@ def test_a_full_post_of_an_ended_run_changes_nothing(rig_with_token):
     assert run.status == "aborted" and Sample.objects.filter(run=run).count() == 2
 
 
-def test_a_repeated_open_leaves_the_running_run_as_it_is(rig_with_token):
+def test_a_repeated_open_adds_the_samples_the_running_run_lacks_and_leaves_it_running(rig_with_token):
+    # An open the runner sent again (the first got through unanswered) with what it
+    # measured meanwhile: the answer shows every sample it carried, stored once.
     body = open_run_with_samples(rig_with_token, n=1)
     again = {**body, "samples": api_run_payload()["samples"]}
     response = post_json(rig_with_token.client, "/api/runs/", again)
     assert response.status_code == 200
+    assert [s["index"] for s in response.json()["samples"]] == [1, 2, 3]
     run = Run.objects.get(uuid=body["uuid"])
-    assert run.status == "running" and Sample.objects.filter(run=run).count() == 1
+    assert run.status == "running" and Sample.objects.filter(run=run).count() == 3
 
 
 def test_finish_replaces_the_fingerprint_and_merges_extra(rig_with_token):

@@ -5,94 +5,21 @@ and a chunked request body.
 
 The shared PostgreSQL cluster is not restarted (other suites use it): the drill
 ends every backend of this test's own database with pg_terminate_backend(),
-which is what the pooled connections see after a restart."""
+which is what the pooled connections see after a restart (tests/fixtures/gunicorn.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 import requests
-from django.db import connection
 
+from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.results.models import Run
 from tests.fixtures.api import api_run_payload
+from tests.fixtures.gunicorn import terminate_backends
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _database_url() -> str:
-    """The URL of the test database pytest-django created (test_<name>)."""
-    db = connection.settings_dict
-    user = db.get("USER") or "postgres"
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{user}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
-
-
-@pytest.fixture
-def gunicorn_service() -> Iterator[Callable[..., str]]:
-    """Return a function starting gunicorn on the test database (production
-    settings, DEBUG off) and returning its base URL; stops them all after."""
-    servers: list[subprocess.Popen[bytes]] = []
-
-    def _start(**env_overrides: str) -> str:
-        port = _free_port()
-        env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "REDIS_URL")}
-        env.update(
-            DATABASE_URL=_database_url(),
-            DATABASE_CONN_MAX_AGE="600",
-            DEBUG="false",
-            SECRET_KEY=secrets.token_urlsafe(50),
-            ALLOWED_HOSTS="127.0.0.1",
-            SECURE_SSL_REDIRECT="false",
-            **env_overrides,
-        )
-        command = [sys.executable, "-m", "gunicorn", "leaderboard.wsgi:application", f"--bind=127.0.0.1:{port}"]
-        command += ["--workers=1", "--worker-class=gthread", "--threads=4", "--log-level=warning"]
-        server = subprocess.Popen(command, cwd=ROOT, env=env)  # noqa: S603 - our own interpreter and app
-        servers.append(server)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if server.poll() is not None:
-                pytest.fail(f"gunicorn exited with {server.returncode}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/rigs/", timeout=30):  # noqa: S310 - loopback
-                    return url
-            except OSError:  # not listening yet (URLError), or still starting
-                time.sleep(0.2)
-        pytest.fail("gunicorn did not answer within 60 s")
-
-    yield _start
-    for server in servers:
-        server.terminate()
-        server.wait(timeout=20)
-
-
-def _terminate_backends() -> int:
-    """End every other connection to this test's database, as a restart would; return how many."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
-            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-        return int(cursor.fetchone()[0])
 
 
 def _drill(url: str, token: str) -> list[int]:
@@ -101,7 +28,7 @@ def _drill(url: str, token: str) -> list[int]:
     with requests.Session() as session:
         warm = [session.get(f"{url}/api/runs/", timeout=10).status_code for _ in range(8)]
         assert set(warm) == {200}
-        assert _terminate_backends() >= 1
+        assert terminate_backends() >= 1
         after = [session.get(f"{url}/api/runs/", timeout=10).status_code for _ in range(8)]
         body = api_run_payload()
         posted = session.post(
@@ -127,6 +54,38 @@ def test_without_health_checks_the_same_drill_answers_503(gunicorn_service, rig_
     codes = _drill(url, rig_with_token.raw)
 
     assert 503 in codes and 500 not in codes
+
+
+def test_every_kind_of_token_request_survives_postgresql_dropping_its_connection(gunicorn_service, rig_with_token):
+    # One worker thread, so one pooled connection: dropped before each request,
+    # the request's first query (the token lookup) meets it dead every time.
+    url = gunicorn_service(threads=1)
+    job = BenchmarkJob.objects.create(rig=rig_with_token.rig, soft_time_limit_s=60, time_limit_s=90)
+    whole = api_run_payload()
+    run_uuid = whole["uuid"]
+    opened = {**whole, "status": "running", "finished_at": None, "samples": [], "sweep_points": []}
+    finish = {"status": "finished", "samples": whole["samples"], "sweep_points": whole["sweep_points"]}
+    kinds = [
+        ("GET", "/api/jobs/", None, 200),
+        ("POST", f"/api/jobs/{job.pk}/status/", {"status": "running", "attempt": "t:1"}, 200),
+        ("POST", "/api/runs/", opened, 201),
+        ("POST", f"/api/runs/{run_uuid}/samples/", {"samples": whole["samples"][:1]}, 200),
+        ("POST", f"/api/runs/{run_uuid}/finish/", finish, 200),
+        ("GET", f"/api/runs/{run_uuid}/", None, 200),
+        ("POST", "/api/runs/", whole, 200),
+    ]
+    answers = []
+    with requests.Session() as session:
+        session.headers["Authorization"] = f"Token {rig_with_token.raw}"
+        for method, path, body, expected in kinds:
+            # An anonymous read leaves the thread's connection open and pooled.
+            assert session.get(f"{url}/api/rigs/", headers={"Authorization": ""}, timeout=10).status_code == 200
+            assert terminate_backends() == 1
+            response = session.request(method, f"{url}{path}", json=body, timeout=10)
+            answers.append((method, path, response.status_code, expected, response.text[:200]))
+
+    assert [a for a in answers if a[2] != a[3]] == []
+    assert Run.objects.get().status == "finished" and Run.objects.get().samples.count() == 3
 
 
 def test_a_chunked_run_is_stored_whole_and_a_chunked_body_over_the_limit_is_a_413(gunicorn_service, rig_with_token):

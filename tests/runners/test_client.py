@@ -32,7 +32,7 @@ def test_it_spools_on_5xx_and_flush_reposts_it(
     service.answers = [(503, {"detail": "maintenance"})]
     delivery = service_client.post_run(run)
     assert delivery.outcome == "spooled" and delivery.status_code == 503
-    assert json.loads((tmp_path / f"{run['uuid']}.json").read_text()) == run
+    assert json.loads((service_client.spool_dir / f"{run['uuid']}.json").read_text()) == run
     assert service_client.spooled() == [run["uuid"]]
 
     result = service_client.flush()
@@ -60,7 +60,7 @@ def test_it_keeps_a_rejected_run_with_the_error_and_does_not_retry_it(
     service.answers = [(400, {"errors": {"samples.0.draft_n_accepted": ["must not exceed draft_n"]}})]
     delivery = service_client.post_run(run)
     assert delivery.outcome == "rejected" and delivery.status_code == 400
-    kept = json.loads((tmp_path / "rejected" / f"{run['uuid']}.json").read_text())
+    kept = json.loads((service_client.rejected_dir / f"{run['uuid']}.json").read_text())
     assert kept["payload"] == run
     assert kept["status_code"] == 400
     assert "samples.0.draft_n_accepted" in kept["error"]
@@ -76,11 +76,11 @@ def test_flush_moves_a_run_the_service_now_rejects(
     service.answers = [(502, {}), (502, {})]
     service_client.post_run(first)
     service_client.post_run(second)
-    service.answers = [(409, {"errors": {"uuid": ["belongs to another rig"]}}), (201, {})]
+    service.answers = [(409, {"errors": {"uuid": ["belongs to another rig"]}}), (201, None)]
     result = service_client.flush()
     assert result.rejected == [first["uuid"]]
     assert result.posted == [second["uuid"]]
-    assert (tmp_path / "rejected" / f"{first['uuid']}.json").is_file()
+    assert (service_client.rejected_dir / f"{first['uuid']}.json").is_file()
     assert service_client.spooled() == []
 
 
@@ -91,7 +91,7 @@ def test_flush_stops_at_the_first_run_that_still_cannot_be_delivered(
     service.answers = [(500, {})] * 3
     for run in runs:
         service_client.post_run(run)
-    service.answers = [(201, {}), (503, {})]
+    service.answers = [(201, None), (503, {})]
     result = service_client.flush()
     assert len(result.posted) == 1
     assert len(result.remaining) == 2
@@ -103,7 +103,7 @@ def test_a_live_run_is_opened_extended_and_finished_and_a_failed_append_is_sent_
     service: ScriptedService, live_run: LiveRun, tmp_path: Path
 ) -> None:
     run_uuid = live_run.run_uuid
-    service.answers = [(201, {"status": "running"}), (200, {}), (503, {}), (200, {}), (200, {"status": "finished"})]
+    service.answers = [(201, {"status": "running"}), (200, {}), (503, {}), (200, {}), (200, None)]
     live_run.open({"uuid": run_uuid, "rig": "test-rig", "status": "finished", "samples": [sample(9)]})
     for index in (1, 2, 3):
         live_run.add(samples=[sample(index)])
@@ -134,7 +134,8 @@ def test_a_finish_the_service_cannot_take_spools_the_whole_run(
     live_run.open({"uuid": run_uuid})
     delivery = live_run.close(whole_run(run_uuid, 2, status="failed"))
     assert delivery.outcome == "spooled" and delivery.status_code == 502
-    assert json.loads((tmp_path / f"{run_uuid}.json").read_text()) == whole_run(run_uuid, 2, status="failed")
+    spooled = live_run.client.spool_dir / f"{run_uuid}.json"
+    assert json.loads(spooled.read_text()) == whole_run(run_uuid, 2, status="failed")
     assert len(service.requests) == 2
 
 
@@ -142,7 +143,7 @@ def test_an_open_that_found_the_service_down_is_tried_again_with_the_samples_so_
     service: ScriptedService, live_run: LiveRun
 ) -> None:
     run_uuid = live_run.run_uuid
-    service.answers = [(503, {}), (201, {"status": "running"}), (200, {}), (200, {"status": "finished"})]
+    service.answers = [(503, {}), (201, {"status": "running"}), (200, {}), (200, None)]
     live_run.open({"uuid": run_uuid})
     assert not live_run.opened
     live_run.add(samples=[sample(1)])

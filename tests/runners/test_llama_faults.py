@@ -44,9 +44,10 @@ def test_a_run_made_while_the_service_is_down_is_spooled_then_delivered_once(
     assert len(stored["samples"]) == 2
 
     # A repeated POST of the same run changes nothing on the service.
-    client = ServiceClient(live_server.url, cpu_rig[1], spool_dir=tmp_path / "spool")
+    client = ServiceClient(live_server.url, cpu_rig[1], spool_dir=tmp_path / "spool", rig="cpu-rig")
     assert client.flush().posted == []
-    assert main(["flush", "--url", live_server.url, "--token", cpu_rig[1], "--spool-dir", str(tmp_path / "spool")]) == 0
+    flush = ["flush", "--url", live_server.url, "--token", cpu_rig[1], "--rig", "cpu-rig"]
+    assert main([*flush, "--spool-dir", str(tmp_path / "spool")]) == 0
     assert Run.objects.filter(uuid=first.run_uuid).count() == 1 and Run.objects.count() == 2
 
 
@@ -90,7 +91,7 @@ def test_a_missing_model_file_is_a_clear_error_and_nothing_is_counted(
     assert caught.value.field == "server.model"
     assert str(caught.value) == f"server.model: no such file: {missing}"
     assert Run.objects.count() == 0
-    assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").glob("*.json"))
+    assert not (tmp_path / "spool").exists() or not list((tmp_path / "spool").rglob("*.json"))
 
 
 @pytest.mark.parametrize("field", ["model", "draft_model"])

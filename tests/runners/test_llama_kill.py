@@ -134,15 +134,15 @@ def test_the_cli_keeps_a_run_a_full_spool_cannot_take_and_says_where(
         assert main(["run", "--config", str(config)]) == 5
         out, err = capsys.readouterr()
         assert "Traceback" not in err
-        (kept,) = fallback.glob("*.json")
+        (kept,) = fallback.rglob("*.json")  # in the rig's own directory there
         assert f"it was written to {kept} instead" in err and "No space left on device" in err
         assert f"delivery: spooled to {kept}" in out
-        assert sorted(p.name for p in spool.iterdir()) == ["filler"]  # no truncated temp file
+        assert [p.name for p in spool.rglob("*") if p.is_file()] == ["filler"]  # no truncated temp file
         run = json.loads(kept.read_text())
         assert [s["index"] for s in run["samples"]] == [1, 2]
         assert "| 1 | " in out and "| 2 | " in out and "| AVG | " in out  # the results table, printed anyway
         # Later, with the service back, a flush delivers it from the fallback.
-        flushed = ServiceClient(live_server.url, cpu_rig[1], spool_dir=spool).flush()
+        flushed = ServiceClient(live_server.url, cpu_rig[1], spool_dir=spool, rig="cpu-rig").flush()
     assert flushed.posted == [run["uuid"]]
     assert Run.objects.get(uuid=run["uuid"]).samples.count() == 2
 

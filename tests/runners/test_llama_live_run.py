@@ -161,7 +161,7 @@ def test_a_service_down_at_the_start_gets_the_run_once_it_is_back(
         (runs + "samples/", 200),
         (runs + "finish/", 200),
     ]
-    assert Run.objects.count() == 1 and not list((tmp_path / "spool").glob("*.json"))
+    assert Run.objects.count() == 1 and not list((tmp_path / "spool").rglob("*.json"))
 
 
 def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_completes_the_open_run(
@@ -174,13 +174,13 @@ def test_a_service_down_at_the_end_gets_the_whole_run_from_the_spool_and_complet
 
     assert result.status == "finished" and result.opened
     assert result.delivered == "spooled" and result.http_status == 503
-    assert Path(result.spool_path) == tmp_path / "spool" / f"{run_uuid}.json"
+    assert Path(result.spool_path) == tmp_path / "spool" / "cpu-rig" / f"{run_uuid}.json"  # the rig's own spool
     # What the service saw before it went down: the run open with its first repetition.
     half = stored(live_server, run_uuid)
     assert half["status"] == "running" and indexes(half) == [1]
 
     switchable.up = True
-    client = ServiceClient(switchable.url, cpu_rig[1], spool_dir=tmp_path / "spool")
+    client = ServiceClient(switchable.url, cpu_rig[1], spool_dir=tmp_path / "spool", rig="cpu-rig")
     assert client.flush().as_dict() == {"posted": [run_uuid], "rejected": [], "remaining": [], "quarantined": []}
     final = stored(live_server, run_uuid)
     assert final["status"] == "finished" and indexes(final) == [1, 2, 3]
@@ -224,7 +224,7 @@ def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_a
         ("POST", runs + "samples/", 409),
         ("GET", runs, 200),
     ]
-    assert not list((tmp_path / "spool").glob("*.json"))
+    assert not list((tmp_path / "spool").rglob("*.json"))
 
 
 def test_a_job_that_ended_on_the_service_stops_the_run_and_closes_it_aborted_with_its_samples(

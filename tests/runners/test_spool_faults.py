@@ -45,9 +45,9 @@ def test_a_full_spool_sends_the_run_to_the_fallback_and_leaves_no_temp_file(tmp_
         delivery = client.post_run(run)
         assert delivery.outcome == "spooled"
         assert "No space left on device" in delivery.fallback and str(spool) in delivery.fallback
-        assert Path(delivery.path) == fallback / f"{run['uuid']}.json"
+        assert Path(delivery.path) == fallback / client.spool_key / f"{run['uuid']}.json"  # the rig's own
         assert json.loads(Path(delivery.path).read_text()) == run
-        assert sorted(p.name for p in spool.iterdir()) == ["filler"]  # no truncated temp file
+        assert [p.name for p in spool.rglob("*") if p.is_file()] == ["filler"]  # no truncated temp file
         assert client.spooled() == [run["uuid"]]
 
 
@@ -56,14 +56,15 @@ def test_a_read_only_spool_sends_the_run_to_the_fallback_and_flush_delivers_it(
 ) -> None:
     with read_only_dir(tmp_path / "spool") as spool:
         run = run_json()
-        delivery = down_client(spool).post_run(run)
-        assert delivery.outcome == "spooled" and Path(delivery.path).parent == fallback
+        client = down_client(spool)
+        delivery = client.post_run(run)
+        assert delivery.outcome == "spooled" and Path(delivery.path).parent == fallback / client.spool_key
         assert str(spool) in delivery.fallback
         assert list(spool.iterdir()) == []
         flushed = ServiceClient(service.url, TOKEN, spool_dir=spool).flush()
         assert flushed.posted == [run["uuid"]] and flushed.remaining == []
         assert service.requests[-1]["body"] == run
-        assert list(fallback.glob("*.json")) == []
+        assert list(fallback.rglob("*.json")) == []
 
 
 def test_a_run_no_directory_takes_is_unsaved_and_no_temp_file_is_left(tmp_path: Path) -> None:

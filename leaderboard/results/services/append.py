@@ -43,8 +43,8 @@ def run_append(
 
     Samples whose index is already stored, sweep points whose ctx_tokens is, and
     levels whose concurrency is, are skipped (a retried request adds nothing twice). Finishing a run that
-    already ended with the same ``status`` returns it unchanged (a retried
-    finish). Raise ApplicationError (409) if the run is no longer running
+    already ended with the same ``status`` adds only what it lacks and returns it
+    (a retried finish). Raise ApplicationError (409) if the run is no longer running
     otherwise, and (400) when finishing as 'finished' a run with no samples."""
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
@@ -54,9 +54,11 @@ def run_append(
             locked.status, locked.finished_at, locked.failure_reason = RunStatus.RUNNING, None, ""
             locked.extra = {k: v for k, v in (locked.extra or {}).items() if k != CLOSED_FOR_SILENCE}
             locked.save(update_fields=["status", "finished_at", "failure_reason", "extra", "updated_at"])
-        if locked.status != RunStatus.RUNNING:
-            if status is not None and status == locked.status:
-                return locked
+        # A run that already ended as this request ends it (a retried finish, or
+        # one that raced the whole document's POST) takes the samples it lacks
+        # and nothing else: its status, times and log tail stay as first stored.
+        ended_alike = locked.status != RunStatus.RUNNING and status is not None and status == locked.status
+        if locked.status != RunStatus.RUNNING and not ended_alike:
             raise ApplicationError(f"run is {locked.status}, not running", field="status", status_code=409)
         stored_indexes = set(locked.samples.values_list("index", flat=True))
         next_index = max(stored_indexes, default=0) + 1
@@ -78,7 +80,9 @@ def run_append(
         stored_depths = set(locked.sweep_points.values_list("ctx_tokens", flat=True))
         new_points = [p for p in sweep_points if p.get("ctx_tokens") not in stored_depths]
         SweepPoint.objects.bulk_create(sweep_objects(locked, new_points))
-        concurrency_levels_create(run=locked, levels=concurrency_levels)
+        levels = concurrency_levels_create(run=locked, levels=concurrency_levels)
+        if ended_alike:
+            return run_summary_update(run=locked) if new_samples or new_points or levels else locked
         update_fields = ["updated_at"]
         if server_log_tail is not None:
             locked.server_log_tail = server_log_tail

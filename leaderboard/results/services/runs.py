@@ -118,11 +118,20 @@ def run_create(
                 concurrency_levels=concurrency_levels,
             )
     except IntegrityError:
-        # Two retries of the same run raced; the other one stored it.
+        # Two POSTs of the same run raced (its open and its whole finished
+        # document, or two retries): the other one stored it first, and this
+        # one completes it exactly as if it had arrived second.
         existing = Run.objects.filter(uuid=run_uuid).first()
         if existing is None:
             raise
-        return _existing_or_conflict(existing, rig)
+        return _existing_or_complete(
+            existing,
+            rig,
+            run=run,
+            samples=samples,
+            sweep_points=sweep_points,
+            concurrency_levels=concurrency_levels,
+        )
     return RunCreateResult(run=stored, created=True, rig_gpus=found.rig_gpus)
 
 
@@ -183,29 +192,45 @@ def _existing_or_complete(
     sweep_points: Sequence[Mapping[str, Any]],
     concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> RunCreateResult:
-    """Return the stored run with created=False. If it is still running and this
-    document ends it (finished, failed or aborted), complete it first: add the
-    samples and sweep points not stored yet, set the status, reason and log tail.
+    """Return the stored run with created=False, having added what this document
+    brings that it lacks: to an open run, its samples, sweep points and levels
+    not stored yet and, when the document ends the run (finished, failed or
+    aborted), its status, reason and log tail; to a run that ended with the
+    document's own status, the samples and points it lacks (a retry, or a POST
+    that raced the finish). A run that ended otherwise (its job was aborted) is
+    returned as it is: the service keeps its own account.
 
     A runner opens its run when the server is up and closes it at the end; when
     the close could not be delivered, it spools the whole run and re-posts it
     later, and that one document must be enough to finish the open run."""
     result = _existing_or_conflict(existing, rig)
+    status = run.get("status")
     open_ = existing.status == RunStatus.RUNNING or run_closed_for_silence(existing)
-    if not open_ or run.get("status") not in _ENDED:
+    ends = status in _ENDED
+    if open_:
+        if not ends and not (samples or sweep_points or concurrency_levels):
+            return result
+    elif not (ends and status == existing.status):
         return result
-    completed = run_append(
-        run=existing,
-        samples=samples,
-        sweep_points=sweep_points,
-        concurrency_levels=concurrency_levels,
-        status=run["status"],
-        failure_reason=run.get("failure_reason") or "",
-        server_log_tail=run.get("server_log_tail"),
-        finished_at=run.get("finished_at"),
-        fingerprint=run.get("fingerprint") or None,
-        extra=run.get("extra") or None,
-    )
+    try:
+        completed = run_append(
+            run=existing,
+            samples=samples,
+            sweep_points=sweep_points,
+            concurrency_levels=concurrency_levels,
+            status=status if ends else None,
+            failure_reason=run.get("failure_reason") or "",
+            server_log_tail=run.get("server_log_tail"),
+            finished_at=run.get("finished_at"),
+            fingerprint=run.get("fingerprint") or None,
+            extra=run.get("extra") or None,
+        )
+    except ApplicationError as exc:
+        if exc.status_code != 409:
+            raise
+        # It ended otherwise meanwhile (a racing finish, an abort): the answer
+        # shows the run as it now is, and the runner sees it did not end its way.
+        completed = Run.objects.get(pk=existing.pk)
     return RunCreateResult(run=completed, created=False)
 
 

@@ -16,5 +16,9 @@ def prepared_cursor() -> Any:
     and execute wrappers apply. Elsewhere than PostgreSQL: connection.cursor()."""
     if connection.vendor != "postgresql":
         return connection.cursor()
+    # What connection.cursor() does first: a pooled connection that PostgreSQL
+    # dropped (a restart) is replaced, not used. The token lookup is every
+    # authenticated request's first query, so skipping this would answer 503.
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
     return connection._prepare_cursor(psycopg.Cursor(connection.connection))  # type: ignore[attr-defined]
