@@ -23,6 +23,7 @@ from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialR
 from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.services import job_abort, jobs_enqueue
 from leaderboard.results.models import Run
+from runners.campaign.figures import SAMPLE_FIELDS, TrialFigures, trial_figures
 from runners.campaign.hooks import trial_extra, trial_quality
 from runners.campaign.search import Search, best_feasible, prune_history
 from runners.campaign.spec import CampaignSpec
@@ -52,20 +53,10 @@ def failure_kind(text: str, job_status: str) -> str:
     return "aborted" if job_status == JobStatus.ABORTED else "run_failed"
 
 
-def run_metrics(run: Run) -> dict[str, Any]:
-    """Return the trial metrics of a stored run (the same keys the rig's CLI sends)."""
-    samples = list(run.samples.all())
-    vram = [s.vram_peak_mib for s in samples if s.vram_peak_mib is not None]
-    checks = [s.output_ok for s in samples if s.output_ok is not None]
-    return {
-        "decode_tokens_per_s": run.decode_tokens_per_s_mean,
-        "prefill_tokens_per_s": run.prefill_tokens_per_s_mean,
-        "ttft_ms": run.ttft_ms_mean,
-        "tokens_per_kwh": run.tokens_per_kwh,
-        "vram_peak_mib": max(vram) if vram else None,
-        "output_ok_fraction": sum(1 for c in checks if c) / len(checks) if checks else None,
-        "n_samples": len(samples),
-    }
+def run_figures(run: Run) -> TrialFigures:
+    """Return the trial figures of a stored run: its samples through the rig's one
+    definition (runners.campaign.figures), so a service trial stores what the CLI's does."""
+    return trial_figures([{name: getattr(s, name) for name in SAMPLE_FIELDS} for s in run.samples.all()])
 
 
 def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec, base: Mapping[str, Any]) -> None:
@@ -75,15 +66,11 @@ def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec, base: Mapping[s
         (job.finished_at - job.started_at).total_seconds() if job.started_at and job.finished_at else None
     )
     if run is not None:
-        trial.metrics = run_metrics(run)
-        trial.samples = [
-            s.decode_tokens_per_s_server or s.decode_tokens_per_s_client for s in run.samples.order_by("index")
-        ]
+        figures = run_figures(run)
+        trial.metrics, trial.repetitions = figures.metrics, figures.repetitions
+        trial.samples = list(figures.repetitions[spec.objective])
         trial.log_tail = run.server_log_tail[-8000:] if job.status != JobStatus.FINISHED else ""
-        trial.measured_s = sum(
-            (s.ttft_ms or 0) / 1000 + (s.tokens_generated or 0) / (s.decode_tokens_per_s_client or float("inf"))
-            for s in run.samples.all()
-        )
+        trial.measured_s = figures.measured_s
     campaign = trial_extra({"extra": run.extra}) if run is not None else {}
     model = str(trial.params.get("model") or (base.get("server") or {}).get("model") or "")
     trial.metrics.update(trial_quality(campaign, model))

@@ -13,6 +13,7 @@ from django.utils import timezone
 from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialRole, TrialState
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, Run
+from runners.campaign.figures import PER_REPETITION
 from runners.campaign.spec import CampaignSpec
 from runners.config import ConfigError, RigConfig
 
@@ -113,8 +114,16 @@ def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial,
     samples = data.get("samples") or []
     if not isinstance(metrics, Mapping):
         raise ApplicationError("expected an object", field="metrics")
-    if not isinstance(samples, list) or any(s is not None and not isinstance(s, int | float) for s in samples):
+    if not _numbers(samples):
         raise ApplicationError("expected a list of numbers", field="samples")
+    repetitions = data.get("repetitions") or {}
+    if not isinstance(repetitions, Mapping):
+        raise ApplicationError("expected an object of metric: list of numbers", field="repetitions")
+    for name, values in repetitions.items():
+        if name not in PER_REPETITION:
+            raise ApplicationError(f"must be one of {', '.join(PER_REPETITION)}", field=f"repetitions.{name}")
+        if not _numbers(values):
+            raise ApplicationError("expected a list of numbers", field=f"repetitions.{name}")
     try:
         with transaction.atomic():
             trial = Trial.objects.create(
@@ -125,6 +134,7 @@ def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial,
                 value=value,
                 metrics=dict(metrics),
                 samples=list(samples),
+                repetitions={name: list(values) for name, values in repetitions.items()},
                 run_uuid=run_uuid,
                 run=Run.objects.filter(uuid=run_uuid).first() if run_uuid else None,
                 pruned=bool(data.get("pruned", False)),
@@ -134,6 +144,12 @@ def trial_record(*, campaign: Campaign, data: Mapping[str, Any]) -> tuple[Trial,
     except IntegrityError:  # the same number, posted twice at once
         return campaign.trials.get(number=number), False
     return trial, True
+
+
+def _numbers(values: Any) -> bool:
+    return isinstance(values, list) and all(
+        v is None or (isinstance(v, int | float) and not isinstance(v, bool)) for v in values
+    )
 
 
 def _uuid(value: Any) -> uuid.UUID | None:
