@@ -31,14 +31,6 @@ def wait_for_first_sample(run_uuid: Any, worker: Any, *, timeout_s: float = 120.
 
 
 @pytest.fixture
-def staff_client(db: None) -> APIClient:
-    user = User.objects.create_user("ops", password="pw-ops-123", is_staff=True)
-    client = APIClient()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def user_client(db: None) -> APIClient:
     user = User.objects.create_user("visitor", password="pw-visitor-123")
     client = APIClient()
@@ -47,7 +39,7 @@ def user_client(db: None) -> APIClient:
 
 
 @pytest.fixture
-def rig_with_token(make_rig: Callable[..., Rig]) -> Callable[..., tuple[Rig, str]]:
+def make_rig_and_token(make_rig: Callable[..., Rig]) -> Callable[..., tuple[Rig, str]]:
     """Return a function making a rig and the raw token it authenticates with."""
 
     def _make(name: str) -> tuple[Rig, str]:

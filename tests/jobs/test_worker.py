@@ -46,10 +46,10 @@ def _queue(staff_client, rig: str, spec: dict, **extra) -> int:
 
 
 def test_a_worker_for_another_rig_does_not_take_the_job(
-    staff_client, rig_with_token, rig_worker, live_server, celery_broker
+    staff_client, make_rig_and_token, rig_worker, live_server, celery_broker
 ):
-    _, raw_a = rig_with_token("bench-a")
-    _, raw_b = rig_with_token("bench-b")
+    _, raw_a = make_rig_and_token("bench-a")
+    _, raw_b = make_rig_and_token("bench-b")
     rig_worker("bench-b", token=raw_b, service_url=live_server.url)
     # Nothing listens on port 9: the job fails fast, for a real reason, once its own rig runs it.
     job_id = _queue(staff_client, "bench-a", attach_spec("http://127.0.0.1:9"))
@@ -68,9 +68,9 @@ def test_a_worker_for_another_rig_does_not_take_the_job(
 
 @pytest.mark.llama
 def test_a_rig_worker_runs_its_job_and_the_run_appears(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server
 ):
-    rig, raw = rig_with_token("bench-a")
+    rig, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     job_id = _queue(staff_client, "bench-a", attach_spec(gemma_server.base_url, max_tokens=16, repetitions=1))
     job = wait_for_job(job_id, lambda j: j.is_terminal, worker=worker)
@@ -105,9 +105,9 @@ def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **wo
 
 @pytest.mark.llama
 def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server, celery_broker
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server, celery_broker
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     fast_redelivery = {"RIGBOARD_VISIBILITY_TIMEOUT_S": "3", "RIGBOARD_RESTORE_INTERVAL_S": "1"}
     job, held = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **fast_redelivery)
     first_attempt = job.attempt
@@ -130,9 +130,9 @@ def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
 
 @pytest.mark.llama
 def test_a_killed_workers_job_is_aborted_by_the_sweeper(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     job, held = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server)
     # No worker comes back. Once the job's hard limit + grace has passed, the sweeper gives it up.
     assert jobs_sweep_stuck(now=job.started_at + timedelta(seconds=job.time_limit_s - 1), grace=timedelta(0)) == []
@@ -145,9 +145,9 @@ def test_a_killed_workers_job_is_aborted_by_the_sweeper(
 
 @pytest.mark.llama
 def test_a_job_over_its_soft_time_limit_ends_failed_and_its_run_is_posted_failed(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     spec = attach_spec(gemma_server.base_url, max_tokens=16, repetitions=200)
     job_id = _queue(staff_client, "bench-a", spec, time_limit_s=20)
@@ -199,9 +199,9 @@ def llama_port() -> Iterator[int]:
 
 @pytest.mark.llama
 def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server_section, llama_port, tmp_path
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server_section, llama_port, tmp_path
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     port = llama_port
     repetitions = 40

@@ -24,9 +24,9 @@ pytestmark = [pytest.mark.celery_worker, pytest.mark.llama, pytest.mark.django_d
 
 
 def test_a_killed_workers_server_dies_with_it_and_its_job_is_closed_in_minutes(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server_section, tmp_path
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server_section, tmp_path
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     marker = f"worker-kill-{uuid.uuid4().hex[:8]}"
     spec = {
