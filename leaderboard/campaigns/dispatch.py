@@ -31,7 +31,6 @@ from runners.campaign.trial import trial_asks, trial_config
 
 logger = logging.getLogger(__name__)
 
-_TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED, JobStatus.EXPIRED)
 # The rig's task reports why a job failed in the runner's words; a server that
 # would not start says what llama-server said (runners/harness/server.py _FAILURE_PATTERNS).
 _KINDS = [
@@ -107,7 +106,7 @@ def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | Non
         pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
         if pending is not None:
             job = pending.job
-            if job is not None and job.status not in _TERMINAL:
+            if job is not None and not job.is_terminal:
                 return pending  # still measuring
             if job is None:
                 pending.state, pending.failure_kind, pending.failure_reason = "failed", "lost", "its job was deleted"
@@ -198,7 +197,7 @@ def campaign_cancel(*, campaign: Campaign, reason: str = "cancelled by staff") -
     pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
     if pending is not None and pending.job is not None:
         job = pending.job
-        if job.status not in _TERMINAL:
+        if not job.is_terminal:
             job = job_abort(job=job, reason=f"campaign cancelled: {reason}")
         _settle(pending, job, CampaignSpec.from_mapping(locked.spec), locked.base_config)
     return locked
@@ -213,7 +212,7 @@ def campaigns_advance_running() -> list[int]:
         "pk", flat=True
     ):
         pending = Trial.objects.filter(campaign_id=campaign_id, state=TrialState.RUNNING).select_related("job").first()
-        if pending is not None and pending.job is not None and pending.job.status not in _TERMINAL:
+        if pending is not None and pending.job is not None and not pending.job.is_terminal:
             continue  # measuring: nothing was missed
         try:
             campaign_advance(campaign_id=campaign_id)
@@ -226,7 +225,7 @@ def campaigns_advance_running() -> list[int]:
 
 def campaign_dispatch_on_job_end(job: BenchmarkJob) -> None:
     """Advance the campaign of ``job``'s trial once the job has ended (after commit)."""
-    if job.status not in _TERMINAL:
+    if not job.is_terminal:
         return
     trial = Trial.objects.filter(job_id=job.pk, state=TrialState.RUNNING).only("campaign_id").first()
     if trial is None:

@@ -101,6 +101,7 @@ class BenchmarkJob(models.Model):
 
     @property
     def is_terminal(self) -> bool:
+        """Return whether the job has ended (finished, failed, aborted or expired)."""
         return self.status in TERMINAL_STATUSES
 
     @property
