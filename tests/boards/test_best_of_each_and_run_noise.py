@@ -1,4 +1,4 @@
-"""Issue 12, what was left: the best run of each configuration found by its anti-join
+"""The best run of each configuration found by its anti-join
 (checked against a plain reference), a run whose card is not stated kept off the GPU
 pages, and "within run-to-run spread" as 2 SDs of the log run medians (runners.stats.run_noise)."""
 
