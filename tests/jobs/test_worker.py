@@ -23,7 +23,8 @@ from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run, Sample
 from runners.harness.server import free_port
 from tests.fixtures.celery_worker import RigWorker, queued_messages
-from tests.jobs.conftest import attach_spec, wait_for_first_sample
+from tests.fixtures.waiting import wait_for_first_sample, wait_until, wait_until_served
+from tests.jobs.conftest import attach_spec
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -50,10 +51,14 @@ def test_a_worker_for_another_rig_does_not_take_the_job(
 ):
     _, raw_a = make_rig_and_token("bench-a")
     _, raw_b = make_rig_and_token("bench-b")
-    rig_worker("bench-b", token=raw_b, service_url=live_server.url)
+    worker_b = rig_worker("bench-b", token=raw_b, service_url=live_server.url)
     # Nothing listens on port 9: the job fails fast, for a real reason, once its own rig runs it.
     job_id = _queue(staff_client, "bench-a", attach_spec("http://127.0.0.1:9"))
-    time.sleep(4)
+    # bench-b's worker is shown working: it takes a job of its own queued after bench-a's
+    # and ends it. A worker that consumed bench-a's queue too would have taken the older one.
+    own_id = _queue(staff_client, "bench-b", attach_spec("http://127.0.0.1:9"))
+    own = wait_for_job(own_id, lambda j: j.is_terminal, timeout_s=60, worker=worker_b)
+    assert own.status == "failed" and own.worker.startswith("bench-b-")
     assert BenchmarkJob.objects.get(pk=job_id).status == "queued"
     assert [m["args"][0]["job"]["id"] for m in queued_messages(celery_broker, "rig.bench-a")] == [job_id]
 
@@ -92,7 +97,7 @@ def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **wo
     run_uuid = BenchmarkJob.objects.get(pk=job_id).run_uuid
     wait_for_first_sample(run_uuid, worker)
     worker.kill()
-    time.sleep(1)  # an append the worker sent just before it died is stored or dropped by now
+    wait_until_served(live_server)  # an append the worker sent just before it died is stored or dropped now
     job = BenchmarkJob.objects.get(pk=job_id)
     assert job.status == "running"  # nobody told the service: this is what must not stay
     # Not silently lost: the run is on the service, open, with what was measured before the kill.
@@ -118,11 +123,10 @@ def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
     assert job.status == "aborted"
     assert f"already started by attempt {first_attempt}" in job.error and "not run a second time" in job.error
     assert job.attempt == first_attempt
-    time.sleep(2)
     # The open run was closed with its job, keeping the repetitions posted before the kill;
     # the second delivery measured nothing.
-    run = Run.objects.get(uuid=job.run_uuid)
-    assert run.status == "aborted" and run.failure_reason == job.error and run.finished_at
+    run = wait_until(lambda: Run.objects.filter(uuid=job.run_uuid, status="aborted").first(), 30, "the run closed")
+    assert run.failure_reason == job.error and run.finished_at
     assert sorted(run.samples.values_list("index", flat=True)) == held and run.n_samples == len(held)
     assert Run.objects.count() == 1
     assert celery_broker.hlen("unacked") == 0 and queued_messages(celery_broker, "rig.bench-a") == []
@@ -160,14 +164,14 @@ def test_a_job_over_its_soft_time_limit_ends_failed_and_its_run_is_posted_failed
     assert (job.finished_at - job.started_at).total_seconds() < 60
 
 
-def _task_return(worker: RigWorker, timeout_s: float) -> tuple[float, dict]:
-    """Wait until the worker logs the task's return value; return (time.monotonic() then, the value)."""
+def _task_return(worker: RigWorker, timeout_s: float) -> dict:
+    """Wait until the worker logs the task's return value; return the value."""
     done = re.compile(r"Task rigboard\.run_benchmark\[[^\]]+\] succeeded in [\d.]+s: (\{.*\})")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         found = done.search(worker.log())
         if found:
-            return time.monotonic(), ast.literal_eval(found.group(1))
+            return ast.literal_eval(found.group(1))
         time.sleep(0.1)
     raise AssertionError(f"the task did not return within {timeout_s} s:\n{worker.log()[-4000:]}")
 
@@ -215,7 +219,6 @@ def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
     wait_for_first_sample(run_uuid, worker)
     assert _llama_servers_on(port)  # the worker launched its llama-server
 
-    aborted_at = time.monotonic()
     response = staff_client.post(
         f"/api/jobs/{job_id}/status/", {"status": "aborted", "error": "aborted by ops: wrong model"}, format="json"
     )
@@ -224,20 +227,19 @@ def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
     held = sorted(Sample.objects.filter(run__uuid=run_uuid).values_list("index", flat=True))
     assert held == list(range(1, len(held) + 1)) and len(held) <= 3
 
-    returned_at, result = _task_return(worker, timeout_s=60)
-    # Stopped after the repetition in hand (whose append was refused), not after the 40th.
+    result = _task_return(worker, timeout_s=300)
+    # Stopped after the repetition in hand (whose append was refused), not after the 40th:
+    # what it measured says so, however busy the machine (no wall-clock window).
     assert result["status"] == "aborted" and result["error"] == "aborted by ops: wrong model", result
     assert len(held) <= result["n_samples"] <= len(held) + 1 <= repetitions - 6
     assert result["delivered"] == "closed_on_service"
-    # The 38 or so repetitions left would take a minute or more on two cores; the stop takes a few seconds.
-    assert returned_at - aborted_at < 30, worker.log()[-3000:]
     # Its llama-server was stopped before the task returned.
     assert _llama_servers_on(port) == []
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
 
-    # The service's word stands: no report overwrote the job, the run kept what it had.
-    time.sleep(0.5)
+    # The service's word stands: no report overwrote the job, the run kept what it had
+    # (the task has returned: every report it made was answered before that).
     job = BenchmarkJob.objects.get(pk=job_id)
     assert job.status == "aborted" and job.error == "aborted by ops: wrong model" and job.finished_at
     run = Run.objects.get(uuid=run_uuid)
