@@ -87,11 +87,11 @@ def trial_figures(samples: Sequence[Mapping[str, Any]]) -> TrialFigures:
     ordered = sorted((s for s in samples if not s.get("error")), key=lambda s: int(s.get("index") or 0))
     per = [repetition_figures(s) for s in ordered]
     repetitions = {name: [v for v in (p[name] for p in per) if v is not None] for name in PER_REPETITION}
-    energy = [_float(s.get("energy_j")) for s in ordered]
-    tokens = [s.get("tokens_generated") for s in ordered]
-    pooled = None
-    if ordered and all(e is not None for e in energy) and all(t is not None for t in tokens):
-        pooled = stats.tokens_per_kwh(sum(int(t) for t in tokens), sum(e for e in energy if e is not None))
+    energy = [e for s in ordered if (e := _float(s.get("energy_j"))) is not None]
+    tokens = [int(t) for s in ordered if (t := s.get("tokens_generated")) is not None]
+    pooled: float | None = None
+    if ordered and len(energy) == len(tokens) == len(ordered):
+        pooled = stats.tokens_per_kwh(sum(tokens), sum(energy))
     checks = [s.get("output_ok") for s in ordered if s.get("output_ok") is not None]
     vram = repetitions["vram_peak_mib"]
     metrics = {
