@@ -57,7 +57,7 @@ def test_a_worker_for_another_rig_does_not_take_the_job(
     # bench-b's worker is shown working: it takes a job of its own queued after bench-a's
     # and ends it. A worker that consumed bench-a's queue too would have taken the older one.
     own_id = _queue(staff_client, "bench-b", attach_spec("http://127.0.0.1:9"))
-    own = wait_for_job(own_id, lambda j: j.is_terminal, timeout_s=60, worker=worker_b)
+    own = wait_for_job(own_id, lambda j: j.is_terminal, timeout_s=240, worker=worker_b)
     assert own.status == "failed" and own.worker.startswith("bench-b-")
     assert BenchmarkJob.objects.get(pk=job_id).status == "queued"
     assert [m["args"][0]["job"]["id"] for m in queued_messages(celery_broker, "rig.bench-a")] == [job_id]

@@ -52,7 +52,7 @@ def test_a_runner_killed_mid_run_takes_its_server_with_it_and_its_run_is_closed_
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_until(lambda: Sample.objects.filter(run__uuid=run_uuid).exists(), 120, "a repetition on the service")
+        wait_until(lambda: Sample.objects.filter(run__uuid=run_uuid).exists(), 300, "a repetition on the service")
         assert pids_with(marker), "llama-server should be running"
         runner.kill()
         runner.wait(timeout=10)
