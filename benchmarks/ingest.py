@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import math
 import os
 import random
 import sys
@@ -27,10 +26,15 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # runners, run as a script
 
 from ingest_bulk import bulk_bodies, bulk_phase
 from ingest_db import copy_reference, cpu_snapshot, cpu_used, drop_database, load_average, table_counts
 from ingest_service import RIG_NAME, add_database_arguments, start_service
+
+from runners.distribution import percentile  # noqa: E402 - the linear one the service and other benchmarks use
 
 SAMPLES_PER_RUN = 10
 SWEEP_POINTS_PER_RUN = 8
@@ -150,13 +154,6 @@ def client_loop(port: int, token: str, seed: int, stop_at: float, log: ClientLog
             conn.close()
         log.outcomes.append(outcome)
     conn.close()
-
-
-def percentile(values: list[float], pct: float) -> float:
-    """Return the nearest-rank percentile of a non-empty list."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), math.ceil(pct / 100 * len(ordered))))
-    return ordered[rank - 1]
 
 
 def main() -> int:

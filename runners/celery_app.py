@@ -2,69 +2,19 @@
 
 A rig runs ``celery -A runners.celery_app worker -Q rig.<name> --pool=solo -c 1``
 (one benchmark at a time: two jobs sharing a GPU would measure each other).
-Environment:
-  RIGBOARD_BROKER_URL      the service's Redis broker (required)
-  RIGBOARD_URL             the service's base URL (else the one the job carries)
-  RIGBOARD_TOKEN           this rig's API token (never sent through the broker)
-  RIGBOARD_RIG             this rig's name: the worker then also consumes rig.<name>
-                           without -Q, and refuses jobs queued for another rig
-  RIGBOARD_SPOOL_DIR       where undelivered runs wait (runner default otherwise)
-  RIGBOARD_VISIBILITY_TIMEOUT_S   seconds before an unacknowledged job of a dead
-                           worker is handed out again (default 24 h; keep it above
-                           every job's time limit, or a live job is delivered twice
-                           and the second delivery aborts it). Recovery from a dead
-                           worker does not wait for it: the service's sweeper closes
-                           the silent run and its job in minutes (README, "When a rig dies")
-  RIGBOARD_RESTORE_INTERVAL_S     how often a worker looks for such jobs (default 10)
+Its environment (RIGBOARD_BROKER_URL, RIGBOARD_RIG, …) is read by runners.env.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from typing import Any
 
 from celery import Celery
 from celery.signals import celeryd_after_setup
 
+from runners.env import RigEnv, RigEnvError
 
-class RigEnvError(RuntimeError):
-    """A required environment variable is missing or malformed."""
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise RigEnvError(f"{name} must be an integer, got {raw!r}") from exc
-
-
-@dataclass(frozen=True)
-class RigEnv:
-    broker_url: str
-    service_url: str
-    token: str
-    rig: str
-    spool_dir: str
-    visibility_timeout_s: int
-    restore_interval_s: int
-
-    @classmethod
-    def read(cls) -> RigEnv:
-        """Return the rig's settings from the environment (read when used, so a
-        test or a service manager may set them before the worker starts)."""
-        return cls(
-            broker_url=os.environ.get("RIGBOARD_BROKER_URL", ""),
-            service_url=os.environ.get("RIGBOARD_URL", ""),
-            token=os.environ.get("RIGBOARD_TOKEN", ""),
-            rig=os.environ.get("RIGBOARD_RIG", ""),
-            spool_dir=os.environ.get("RIGBOARD_SPOOL_DIR", ""),
-            visibility_timeout_s=_env_int("RIGBOARD_VISIBILITY_TIMEOUT_S", 24 * 60 * 60),
-            restore_interval_s=_env_int("RIGBOARD_RESTORE_INTERVAL_S", 10),
-        )
+__all__ = ["RigEnv", "RigEnvError", "app", "make_app", "queue_name"]
 
 
 def queue_name(rig: str) -> str:

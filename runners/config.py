@@ -352,11 +352,6 @@ def read_spec(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def load_rig_config(path: str | Path) -> RigConfig:
-    """Read and check a TOML/JSON config file; raise ConfigError naming the file or field."""
-    return RigConfig.from_mapping(read_spec(path))
-
-
 def command_line_text(argv: list[str]) -> str:
     """Return ``argv`` as one shell-quoted line (what the run records)."""
     return shlex.join(argv)

@@ -165,3 +165,79 @@ def significance(sample: Sequence[float], baseline: Sequence[float], *, test: st
         same = list(sample) == list(baseline) or (len(set(sample)) == 1 and set(sample) == set(baseline))
         return Significance(None, 1.0 if same else 0.0)
     return Significance(statistic, p_value)
+
+
+# Run-to-run noise, the one definition: how far whole runs of one comparison (same
+# rig, build or stack, model, configuration, workload) spread, as the standard
+# deviation of their medians on a log scale; a difference within ``k`` of those SDs
+# is noise. Log scale, because drift multiplies throughput (a busy machine gives a
+# run half the CPU) and a slowdown cannot pass -100% while a speedup has no bound.
+# Medians, so one stalled repetition does not move a run. Below MIN_NOISE_RUNS runs
+# the noise is unknown: the SD of two values is one difference, so |A - B| > k·SD is
+# a ratio of two normals (Cauchy) and passes 16% of A/A pairs even at k = 5.
+MIN_NOISE_RUNS = 3
+# k differs per use because a mistake costs differently (and only k differs):
+# - NOISE_K_DESCRIBE, the compare view and the rig page: a reader looking at two
+#   runs is told whether their difference is within what this rig's runs of one
+#   configuration spread: about 95% of a stable configuration's runs lie within
+#   2 SDs, and a reader who takes a real 3% gain for noise loses little;
+# - NOISE_K_ALERT, the nightly regression verdict (leaderboard.regressions.verdict):
+#   it judges unattended, every night, over many comparisons and raises alerts, so
+#   a false alarm is what must be rare: at k = 5 the floor alone lets 5% of
+#   simulated A/A pairs through at 3 runs and 1.3% at 5, before its p and size
+#   tests cut that further (its docstring; benchmarks/regression_fpr.py measures it).
+NOISE_K_DESCRIBE = 2.0
+NOISE_K_ALERT = 5.0
+
+
+@dataclass(frozen=True)
+class RunNoise:
+    """The run-to-run noise of one comparison: ``n_runs`` run medians, their SD on
+    a log scale in percent (``spread_pct``, about the coefficient of variation while
+    it is a few percent) and the floor a change must pass (``floor_pct`` = k ×
+    spread, also 100 × a log ratio). Both None below MIN_NOISE_RUNS medians."""
+
+    n_runs: int
+    spread_pct: float | None
+    floor_pct: float | None
+    k: float = NOISE_K_ALERT
+
+    @property
+    def known(self) -> bool:
+        return self.floor_pct is not None
+
+    def bounds_pct(self) -> tuple[float, float] | None:
+        """Return the smallest slowdown and speedup (in %, -/+) beyond the floor;
+        None when the floor is unknown."""
+        if self.floor_pct is None:
+            return None
+        factor = math.exp(self.floor_pct / 100.0)
+        return 100.0 * (1 / factor - 1), 100.0 * (factor - 1)
+
+    def contains(self, effect_pct: float) -> bool:
+        """Return True if a change of ``effect_pct`` is within the floor (never
+        when the floor is unknown, or for a change to 0 or below)."""
+        ratio = 1 + effect_pct / 100.0
+        if self.floor_pct is None or ratio <= 0:
+            return False
+        return abs(100.0 * math.log(ratio)) <= self.floor_pct
+
+
+def run_noise(run_medians: Sequence[float | None], *, k: float) -> RunNoise:
+    """Return the noise of these run medians (missing, non-finite and non-positive
+    ones dropped: a run of 0 t/s measured nothing)."""
+    logs = [math.log(float(m)) for m in run_medians if m is not None and math.isfinite(float(m)) and float(m) > 0]
+    if len(logs) < MIN_NOISE_RUNS:
+        return RunNoise(len(logs), None, None, k)
+    spread_pct = 100.0 * statistics.stdev(logs)
+    return RunNoise(len(logs), spread_pct, k * spread_pct, k)
+
+
+def run_noise_from_log_sums(*, n: int, sum_logs: float, sum_log_squares: float, k: float) -> RunNoise:
+    """Return ``run_noise`` of n positive medians given Σ ln(m) and Σ ln(m)² (what
+    one SQL aggregate over many groups gives)."""
+    if n < MIN_NOISE_RUNS:
+        return RunNoise(n, None, None, k)
+    mean = sum_logs / n
+    spread_pct = 100.0 * math.sqrt(max(sum_log_squares - n * mean * mean, 0.0) / (n - 1))
+    return RunNoise(n, spread_pct, k * spread_pct, k)

@@ -80,7 +80,7 @@ def verdict(*, delta_pct: float | None, test: TestResult | None, spread: Spread 
     """Return what a difference against the baseline means, in words.
 
     A difference within the noise margin of the baseline's configuration on its
-    rig (``Spread.covers``: 2 × the sample SD of its run medians) is "within
+    rig (``Spread.covers``: runners.stats.run_noise, k = 2, from 3 runs) is "within
     run-to-run spread" whatever a test on the repetitions says: repetitions
     within one run vary less than runs do."""
     if delta_pct is None:

@@ -51,6 +51,7 @@ def trial_output(trial: Trial) -> dict[str, Any]:
         "value": trial.value,
         "metrics": trial.metrics,
         "samples": trial.samples,
+        "repetitions": trial.repetitions,
         "run_uuid": str(trial.run_uuid) if trial.run_uuid else None,
         "run_id": trial.run_id,
         "failure_kind": trial.failure_kind,

@@ -23,6 +23,7 @@ from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialR
 from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.services import job_abort, jobs_enqueue
 from leaderboard.results.models import Run
+from runners.campaign.figures import SAMPLE_FIELDS, TrialFigures, trial_figures
 from runners.campaign.hooks import trial_extra, trial_quality
 from runners.campaign.search import Search, best_feasible, prune_history
 from runners.campaign.spec import CampaignSpec
@@ -30,7 +31,6 @@ from runners.campaign.trial import trial_asks, trial_config
 
 logger = logging.getLogger(__name__)
 
-_TERMINAL = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED, JobStatus.EXPIRED)
 # The rig's task reports why a job failed in the runner's words; a server that
 # would not start says what llama-server said (runners/harness/server.py _FAILURE_PATTERNS).
 _KINDS = [
@@ -52,20 +52,10 @@ def failure_kind(text: str, job_status: str) -> str:
     return "aborted" if job_status == JobStatus.ABORTED else "run_failed"
 
 
-def run_metrics(run: Run) -> dict[str, Any]:
-    """Return the trial metrics of a stored run (the same keys the rig's CLI sends)."""
-    samples = list(run.samples.all())
-    vram = [s.vram_peak_mib for s in samples if s.vram_peak_mib is not None]
-    checks = [s.output_ok for s in samples if s.output_ok is not None]
-    return {
-        "decode_tokens_per_s": run.decode_tokens_per_s_mean,
-        "prefill_tokens_per_s": run.prefill_tokens_per_s_mean,
-        "ttft_ms": run.ttft_ms_mean,
-        "tokens_per_kwh": run.tokens_per_kwh,
-        "vram_peak_mib": max(vram) if vram else None,
-        "output_ok_fraction": sum(1 for c in checks if c) / len(checks) if checks else None,
-        "n_samples": len(samples),
-    }
+def run_figures(run: Run) -> TrialFigures:
+    """Return the trial figures of a stored run: its samples through the rig's one
+    definition (runners.campaign.figures), so a service trial stores what the CLI's does."""
+    return trial_figures([{name: getattr(s, name) for name in SAMPLE_FIELDS} for s in run.samples.all()])
 
 
 def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec, base: Mapping[str, Any]) -> None:
@@ -75,15 +65,11 @@ def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec, base: Mapping[s
         (job.finished_at - job.started_at).total_seconds() if job.started_at and job.finished_at else None
     )
     if run is not None:
-        trial.metrics = run_metrics(run)
-        trial.samples = [
-            s.decode_tokens_per_s_server or s.decode_tokens_per_s_client for s in run.samples.order_by("index")
-        ]
+        figures = run_figures(run)
+        trial.metrics, trial.repetitions = figures.metrics, figures.repetitions
+        trial.samples = list(figures.repetitions[spec.objective])
         trial.log_tail = run.server_log_tail[-8000:] if job.status != JobStatus.FINISHED else ""
-        trial.measured_s = sum(
-            (s.ttft_ms or 0) / 1000 + (s.tokens_generated or 0) / (s.decode_tokens_per_s_client or float("inf"))
-            for s in run.samples.all()
-        )
+        trial.measured_s = figures.measured_s
     campaign = trial_extra({"extra": run.extra}) if run is not None else {}
     model = str(trial.params.get("model") or (base.get("server") or {}).get("model") or "")
     trial.metrics.update(trial_quality(campaign, model))
@@ -120,7 +106,7 @@ def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | Non
         pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
         if pending is not None:
             job = pending.job
-            if job is not None and job.status not in _TERMINAL:
+            if job is not None and not job.is_terminal:
                 return pending  # still measuring
             if job is None:
                 pending.state, pending.failure_kind, pending.failure_reason = "failed", "lost", "its job was deleted"
@@ -211,7 +197,7 @@ def campaign_cancel(*, campaign: Campaign, reason: str = "cancelled by staff") -
     pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
     if pending is not None and pending.job is not None:
         job = pending.job
-        if job.status not in _TERMINAL:
+        if not job.is_terminal:
             job = job_abort(job=job, reason=f"campaign cancelled: {reason}")
         _settle(pending, job, CampaignSpec.from_mapping(locked.spec), locked.base_config)
     return locked
@@ -226,7 +212,7 @@ def campaigns_advance_running() -> list[int]:
         "pk", flat=True
     ):
         pending = Trial.objects.filter(campaign_id=campaign_id, state=TrialState.RUNNING).select_related("job").first()
-        if pending is not None and pending.job is not None and pending.job.status not in _TERMINAL:
+        if pending is not None and pending.job is not None and not pending.job.is_terminal:
             continue  # measuring: nothing was missed
         try:
             campaign_advance(campaign_id=campaign_id)
@@ -239,7 +225,7 @@ def campaigns_advance_running() -> list[int]:
 
 def campaign_dispatch_on_job_end(job: BenchmarkJob) -> None:
     """Advance the campaign of ``job``'s trial once the job has ended (after commit)."""
-    if job.status not in _TERMINAL:
+    if not job.is_terminal:
         return
     trial = Trial.objects.filter(job_id=job.pk, state=TrialState.RUNNING).only("campaign_id").first()
     if trial is None:

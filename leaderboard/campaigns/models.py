@@ -73,6 +73,11 @@ class Trial(models.Model):
     value = models.FloatField(null=True, blank=True, help_text="The campaign's objective (mean over repetitions).")
     metrics = models.JSONField(default=dict, blank=True)
     samples = models.JSONField(default=list, blank=True, help_text="The objective per repetition.")
+    repetitions = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Every objective's (and peak VRAM's) value per repetition, by metric (runners.campaign.figures).",
+    )
     run_uuid = models.UUIDField(null=True, blank=True)
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="campaign_trials")
     job = models.OneToOneField(

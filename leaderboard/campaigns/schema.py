@@ -17,6 +17,7 @@ class TrialOutputSerializer(serializers.Serializer):
     value = serializers.FloatField(allow_null=True, help_text="The campaign's objective (mean over repetitions).")
     metrics = serializers.JSONField()
     samples = serializers.JSONField(help_text="The objective per repetition.")
+    repetitions = serializers.JSONField(help_text="Each objective's (and peak VRAM's) value per repetition, by metric.")
     run_uuid = serializers.UUIDField(allow_null=True)
     run_id = serializers.IntegerField(allow_null=True)
     failure_kind = serializers.CharField(allow_blank=True)

@@ -11,7 +11,7 @@ from django.http import HttpRequest
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.intake.models import ReviewStatus, RigOwnership, RunDispute
-from leaderboard.intake.owners import rig_review
+from leaderboard.intake.owners import rig_review, run_dispute
 
 
 class RigOwnershipForm(forms.ModelForm):
@@ -89,9 +89,15 @@ class RunDisputeAdmin(admin.ModelAdmin):
     raw_id_fields = ["run"]
     readonly_fields = ["created_by", "created_at"]
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # A dispute is about one run: to dispute another, add one for it.
+        return [*self.readonly_fields, "run"] if obj is not None else list(self.readonly_fields)
+
     def save_model(self, request: HttpRequest, obj: RunDispute, form: Any, change: bool) -> None:
-        obj.created_by = request.user  # type: ignore[assignment]
-        super().save_model(request, obj, form, change)
+        # Through the service, as every other write: the admin's form already
+        # refuses an empty reason, the service keeps one dispute per run.
+        saved = run_dispute(run=obj.run, reason=obj.reason, staff=request.user)  # type: ignore[arg-type]
+        obj.pk, obj.created_by, obj.created_at = saved.pk, saved.created_by, saved.created_at
 
 
 __all__ = ["ReviewStatus", "RigOwnershipAdmin", "RunDisputeAdmin"]

@@ -16,6 +16,7 @@ from django.utils.html import format_html
 from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.forms import QueueJobForm
 from leaderboard.jobs.models import BenchmarkJob
+from leaderboard.jobs.selectors import jobs_attach_runs
 from leaderboard.jobs.services import job_abort, job_run_again, jobs_enqueue
 
 
@@ -43,6 +44,12 @@ class BenchmarkJobAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.is_staff)
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)
+        # The run column reads job.run per row: the page's runs in one query.
+        jobs_attach_runs(changelist.result_list)
+        return changelist
 
     @admin.display(description="run")
     def run_link(self, job: BenchmarkJob) -> str:

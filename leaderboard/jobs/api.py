@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 from leaderboard.core.api.pagination import Pagination
 from leaderboard.core.errors import ApplicationError
 from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
-from leaderboard.jobs.selectors import jobs_list
+from leaderboard.jobs.selectors import jobs_attach_runs, jobs_list
 from leaderboard.jobs.services import job_abort, job_run_again, job_status_update, jobs_enqueue
 from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.api.payloads import payload_model
@@ -152,7 +152,7 @@ class JobListCreateApi(JobApiView):
             status=filters.validated_data["status"],
         )
         paginator = Pagination()
-        page = paginator.paginate_queryset(jobs, request, view=self)
+        page = jobs_attach_runs(paginator.paginate_queryset(jobs, request, view=self) or [])
         return paginator.get_paginated_response(JobOutputSerializer(page, many=True).data)
 
     @extend_schema(request=InputSerializer, responses={201: JobOutputSerializer, 503: _NO_BROKER})

@@ -101,12 +101,20 @@ class BenchmarkJob(models.Model):
 
     @property
     def is_terminal(self) -> bool:
+        """Return whether the job has ended (finished, failed, aborted or expired)."""
         return self.status in TERMINAL_STATUSES
 
     @property
     def run(self) -> Run | None:
-        """Return the run this job produced, or None until the rig has posted it."""
+        """Return the run this job produced, or None until the rig has posted it: one
+        query, unless a list fetched its page's runs at once (selectors.jobs_attach_runs)."""
+        if "_attached_run" in self.__dict__:
+            return self.__dict__["_attached_run"]
         return Run.objects.filter(uuid=self.run_uuid).first()
+
+    def attach_run(self, run: Run | None) -> None:
+        """Set what ``run`` returns for this instance (the run fetched with its list's others)."""
+        self.__dict__["_attached_run"] = run
 
     @property
     def queue_ttl(self) -> timedelta:

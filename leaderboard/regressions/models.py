@@ -174,13 +174,6 @@ class BuildRun(models.Model):
             models.UniqueConstraint(fields=["build", "reference_config", "repeat"], name="uniq_build_run_repeat")
         ]
 
-    @property
-    def run(self) -> models.Model | None:
-        """Return the results Run posted under ``run_uuid``; None until it arrives."""
-        from leaderboard.results.models import Run
-
-        return Run.objects.filter(uuid=self.run_uuid).first()
-
 
 class VerdictKind(models.TextChoices):
     REGRESSION = "regression", "Regression"

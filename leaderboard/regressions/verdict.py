@@ -39,12 +39,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from runners import stats
 from runners.stats import significance
 
 DEFAULT_ALPHA = 0.01
 DEFAULT_THRESHOLD_PCT = 3.0
 # The noise floor in standard deviations of run medians (a z-score threshold).
-DEFAULT_NOISE_K = 5.0
+DEFAULT_NOISE_K = stats.NOISE_K_ALERT
 # How many recent run medians the noise floor is measured on.
 DEFAULT_NOISE_RUNS = 10
 # Re-runs a change must survive before it stands (services/confirmation.py):
@@ -53,11 +54,10 @@ DEFAULT_CONFIRM_RUNS = 1
 # Below this many samples on either side the exact U test cannot reach
 # p < 0.01 at all (3 vs 3 bottoms out at p = 0.1), so no verdict is made.
 MIN_SAMPLES = 3
-# Fewer run medians than this give no noise floor: the SD of two values is one
-# difference, so |A - B| > k·SD is a ratio of two normals (Cauchy) and passes
-# 16% of A/A pairs at k=5. A first build is benchmarked this many times
+# Fewer run medians than this give no noise floor (runners.stats, the one
+# definition of run-to-run noise). A first build is benchmarked this many times
 # (services/detection.py) so the second one already has a floor.
-MIN_NOISE_RUNS = 3
+MIN_NOISE_RUNS = stats.MIN_NOISE_RUNS
 
 
 class Kind(StrEnum):
@@ -87,42 +87,9 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class Noise:
-    """The run-to-run noise of one comparison: ``n_runs`` run medians, their
-    standard deviation on a log scale, in percent (``spread_pct``; about the
-    coefficient of variation while it is a few percent), and the floor an
-    effect must exceed (``floor_pct`` = k × spread, also as 100 × a log
-    ratio). Both are None below MIN_NOISE_RUNS medians: the floor is unknown.
-
-    Log scale, because run-to-run drift multiplies throughput (a busy machine
-    gives a run half the CPU, or a third) and a slowdown cannot pass -100%
-    while a speedup has no bound: a floor of 90% would make a 4x slowdown
-    "noise" in linear terms, and is a factor of 2.46 (-59% / +146%) here."""
-
-    n_runs: int
-    spread_pct: float | None
-    floor_pct: float | None
-    k: float = DEFAULT_NOISE_K
-
-    @property
-    def known(self) -> bool:
-        return self.floor_pct is not None
-
-    def bounds_pct(self) -> tuple[float, float] | None:
-        """Return the smallest slowdown and speedup (in %, -/+) beyond the
-        floor; None when the floor is unknown."""
-        if self.floor_pct is None:
-            return None
-        factor = math.exp(self.floor_pct / 100.0)
-        return 100.0 * (1 / factor - 1), 100.0 * (factor - 1)
-
-    def contains(self, effect_pct: float) -> bool:
-        """Return True if a change of ``effect_pct`` is within the floor (never
-        when the floor is unknown, or for a change to 0 or below)."""
-        ratio = 1 + effect_pct / 100.0
-        if self.floor_pct is None or ratio <= 0:
-            return False
-        return abs(100.0 * math.log(ratio)) <= self.floor_pct
+class Noise(stats.RunNoise):
+    """The run-to-run noise of one comparison (runners.stats.RunNoise: the SD of
+    its run medians on a log scale, and the floor k × that), as a verdict names it."""
 
     def describe(self) -> str:
         """Return the floor as a verdict's reason names it."""
@@ -140,14 +107,11 @@ UNKNOWN_NOISE = Noise(0, None, None)
 
 
 def noise_from_medians(run_medians: Sequence[float | None], k: float = DEFAULT_NOISE_K) -> Noise:
-    """Return the noise of these per-run medians (missing, non-finite and
-    non-positive ones dropped: a run of 0 t/s measured nothing). Below
-    MIN_NOISE_RUNS medians the spread and floor are None."""
-    logs = [math.log(m) for m in _clean(run_medians) if m > 0]
-    if len(logs) < MIN_NOISE_RUNS:
-        return Noise(len(logs), None, None, k)
-    spread_pct = 100.0 * statistics.stdev(logs)
-    return Noise(len(logs), spread_pct, k * spread_pct, k)
+    """Return the noise of these per-run medians (runners.stats.run_noise: missing,
+    non-finite and non-positive ones dropped). Below MIN_NOISE_RUNS medians the
+    spread and floor are None."""
+    noise = stats.run_noise(run_medians, k=k)
+    return Noise(noise.n_runs, noise.spread_pct, noise.floor_pct, noise.k)
 
 
 def run_median(samples: Sequence[float | None]) -> float | None:

@@ -22,7 +22,6 @@ verdict is judged with.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from celery import Task
 from runners import pipeline
 from runners.builds.build import BuildError, BuildResult, BuildSpec, build
 from runners.celery_app import RigEnv, app
+from runners.env import build_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +39,6 @@ TASK_NAME = "rigboard.nightly_build_and_bench"
 ENGINE = "llama.cpp"
 
 RunJob = Callable[[Mapping[str, Any]], pipeline.JobResult]
-
-
-def build_cache_dir() -> Path:
-    return Path(os.environ.get("RIGBOARD_BUILD_CACHE_DIR") or "~/.cache/rigboard/builds").expanduser()
 
 
 def run_config(

@@ -10,38 +10,56 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from runners.campaign.search import best_feasible, is_search
+from runners.campaign.spec import OBJECTIVES
 from runners.stats import summarize
 
 
 def confirmation_summary(spec: Mapping[str, Any], trials: Sequence[Any]) -> dict[str, Any] | None:
     """Return {number, of_trial, params, state, confirmed, n, mean, stdev, ci95_low,
-    ci95_high, search_value, text} for the campaign's confirmation trial; None when
-    it has none. ``confirmed`` is True only for a complete run that holds the
-    constraints; the mean and its 95% CI (Student's t, sample SD) come from the
-    run's repetitions when the objective is decode t/s (the objective per
-    repetition the trial keeps), else the mean alone."""
+    ci95_high, search_value, figures, text} for the campaign's confirmation trial;
+    None when it has none. ``confirmed`` is True only for a complete run that holds
+    the constraints. ``figures`` has, for every metric the trial kept per repetition
+    (each objective and peak VRAM, a Pareto axis: runners.campaign.figures), its
+    {n, mean, stdev, ci95_low, ci95_high} (Student's t, sample SD; the interval
+    needs two repetitions); n, mean and the interval at the top are the objective's
+    (the mean alone, the trial's value, when no repetition was kept)."""
     confirmation = next((t for t in trials if not is_search(t)), None)
     if confirmation is None:
         return None
-    direction = "minimize" if spec.get("objective") == "ttft_ms" else "maximize"
-    best = best_feasible(direction, [t for t in trials if is_search(t)])
-    values = [float(v) for v in confirmation.samples if v is not None]
-    summary = summarize(values) if spec.get("objective", "decode_tokens_per_s") == "decode_tokens_per_s" else None
+    objective = str(spec.get("objective") or "decode_tokens_per_s")
+    best = best_feasible(OBJECTIVES.get(objective, "maximize"), [t for t in trials if is_search(t)])
+    figures = {
+        name: {key: getattr(summary, key) for key in ("n", "mean", "stdev", "ci95_low", "ci95_high")}
+        for name, values in _repetitions(confirmation, objective).items()
+        if (summary := summarize(values)) is not None
+    }
+    main = figures.get(objective)
     out: dict[str, Any] = {
         "number": confirmation.number,
         "of_trial": best.number if best is not None and best.params == confirmation.params else None,
         "params": confirmation.params,
         "state": confirmation.state,
         "confirmed": confirmation.state == "complete" and confirmation.value is not None,
-        "n": summary.n if summary else (len(values) or None),
-        "mean": summary.mean if summary else confirmation.value,
-        "stdev": summary.stdev if summary else None,
-        "ci95_low": summary.ci95_low if summary else None,
-        "ci95_high": summary.ci95_high if summary else None,
+        "n": main["n"] if main else None,
+        "mean": main["mean"] if main else confirmation.value,
+        "stdev": main["stdev"] if main else None,
+        "ci95_low": main["ci95_low"] if main else None,
+        "ci95_high": main["ci95_high"] if main else None,
         "search_value": best.value if best is not None else None,
+        "figures": figures,
     }
     out["text"] = _text(out, confirmation)
     return out
+
+
+def _repetitions(trial: Any, objective: str) -> dict[str, list[float]]:
+    """Return the trial's values per repetition by metric. A trial stored before it
+    kept every metric's has its ``samples`` only, which were decode t/s's."""
+    stored = getattr(trial, "repetitions", None) or {}
+    kept = {name: [float(v) for v in values if v is not None] for name, values in stored.items()}
+    if not kept and objective == "decode_tokens_per_s":
+        kept[objective] = [float(v) for v in trial.samples if v is not None]
+    return {name: values for name, values in kept.items() if values}
 
 
 def _text(out: Mapping[str, Any], trial: Any) -> str:

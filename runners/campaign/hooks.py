@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from runners.campaign.figures import repetition_decode
 from runners.campaign.quality import model_quality
 from runners.campaign.search import MedianPrune
 from runners.config import RigConfig
@@ -50,7 +51,7 @@ def run_trial_job(spec: Mapping[str, Any], **kwargs: Any) -> JobResult:
     repetitions = config.workload.repetitions
 
     def on_sample(sample: dict[str, Any]) -> None:
-        value = sample.get("decode_tokens_per_s_server") or sample.get("decode_tokens_per_s_client")
+        value = repetition_decode(sample)
         step = int(sample["index"])
         if value is not None and step < repetitions and prune(step, float(value)):
             extra["pruned_after"] = step

@@ -26,6 +26,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, WithJs
 from pydantic import model_validator as _model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from runners.campaign.figures import PER_REPETITION
 from runners.delivery.schema import MAX_TOKENS, MAX_TOKENS_PER_KWH, Payload
 from runners.delivery.schema_types import (
     Boolean,
@@ -340,6 +341,8 @@ MetricValue = Annotated[float | bool | str | None, BeforeValidator(_metric_value
 Params = Annotated[dict[str, ParamValue], BeforeValidator(lambda v: _keys(v, what="parameter", most=len(PARAMETERS)))]
 Metrics = Annotated[dict[str, MetricValue], BeforeValidator(lambda v: _keys(v, what="metric", most=MAX_METRICS))]
 Objective = Annotated[Number, Field(ge=0, le=MAX_OBJECTIVE)]
+# The metrics a trial keeps per repetition (figures.PER_REPETITION; tests/campaigns/test_schema.py checks they agree).
+RepetitionMetric = Annotated[str, BeforeValidator(one_of(PER_REPETITION))]
 Seconds = Annotated[Number, Field(ge=0, le=MAX_TRIAL_S)]
 
 
@@ -353,6 +356,10 @@ class TrialInput(Payload):
     metrics: Metrics = Field(default_factory=dict)
     samples: list[Objective | None] = Field(
         default_factory=list, max_length=MAX_REPETITIONS, description="The objective per repetition."
+    )
+    repetitions: dict[RepetitionMetric, Annotated[list[Number | None], Field(max_length=MAX_REPETITIONS)]] = Field(
+        default_factory=dict,
+        description="Each metric's value per repetition, from the trial's run (runners/campaign/figures.py).",
     )
     run_uuid: Annotated[UUIDString | None, BeforeValidator(_no_uuid)] = None
     failure_kind: Text = Field(default="", max_length=MAX_FAILURE_KIND_CHARS)

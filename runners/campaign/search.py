@@ -51,6 +51,8 @@ class TrialResult:
     duration_s: float | None = None  # the whole trial: dispatch, server start, load, measuring, delivery
     measured_s: float | None = None  # the requests themselves
     samples: list[float] = field(default_factory=list)  # the objective per repetition
+    # Every objective's (and peak VRAM's) value per repetition (runners.campaign.figures).
+    repetitions: dict[str, list[float]] = field(default_factory=dict)
     pruned: bool = False  # stopped after its first repetitions: clearly worse than the median
     role: str = "search"  # or "confirmation": the best feasible trial measured again in full
     # The run document the trial posted (what ``run --output`` writes); kept for
@@ -72,6 +74,7 @@ class TrialResult:
             "duration_s": self.duration_s,
             "measured_s": self.measured_s,
             "samples": [_finite(v) for v in self.samples],
+            "repetitions": {k: [_finite(v) for v in values] for k, values in self.repetitions.items()},
             "pruned": self.pruned,
             "role": self.role,
         }

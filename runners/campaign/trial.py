@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runners import stats
+from runners.campaign.figures import trial_figures
 from runners.campaign.hooks import run_trial_job, trial_extra, trial_quality
 from runners.campaign.search import MedianPrune, TrialResult
 from runners.campaign.spec import CampaignSpec
@@ -77,45 +77,6 @@ def trial_asks(
     }
 
 
-def trial_metrics(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the trial's metrics from the run document: means over its repetitions."""
-    samples = [s for s in payload.get("samples", []) if not s.get("error")]
-    decode = [
-        stats.decode_tokens_per_s(server=s["decode_tokens_per_s_server"], client=s["decode_tokens_per_s_client"])
-        for s in samples
-    ]
-
-    def mean(values: list[Any]) -> float | None:
-        present = [float(v) for v in values if v is not None]
-        return statistics.fmean(present) if present else None
-
-    energy = [s.get("energy_j") for s in samples]
-    tokens = sum(int(s.get("tokens_generated") or 0) for s in samples)
-    total_j = sum(float(e) for e in energy if e is not None) if all(e is not None for e in energy) else None
-    vram = [s.get("vram_peak_mib") for s in samples if s.get("vram_peak_mib") is not None]
-    checks = [s.get("output_ok") for s in samples if s.get("output_ok") is not None]
-    return {
-        "decode_tokens_per_s": mean(decode),
-        "decode_tokens_per_s_samples": [v for v in decode if v is not None],
-        "prefill_tokens_per_s": mean([s.get("prefill_tokens_per_s") for s in samples]),
-        "ttft_ms": mean([s.get("ttft_ms") for s in samples]),
-        "tokens_per_kwh": tokens / (total_j / 3.6e6) if total_j else None,
-        "vram_peak_mib": max(vram) if vram else None,
-        "output_ok_fraction": sum(1 for c in checks if c) / len(checks) if checks else None,
-        "n_samples": len(samples),
-    }
-
-
-def _measured_s(payload: Mapping[str, Any]) -> float:
-    total = 0.0
-    for s in payload.get("samples", []):
-        tps = s.get("decode_tokens_per_s_client") or s.get("decode_tokens_per_s_server")
-        total += (s.get("ttft_ms") or 0.0) / 1000.0
-        if tps and s.get("tokens_generated"):
-            total += s["tokens_generated"] / tps
-    return total
-
-
 def measure_trial(
     base: Mapping[str, Any],
     spec: CampaignSpec,
@@ -160,22 +121,22 @@ def measure_trial(
                 )
             raise
         payload = json.loads(Path(config["output_path"]).read_text())
+    figures = trial_figures(payload.get("samples", []))
     trial = TrialResult(
         number=number,
         params=params,
         role=role,
         run_uuid=str(result.run_uuid),
         duration_s=time.monotonic() - started,
-        measured_s=_measured_s(payload),
+        measured_s=figures.measured_s,
         log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
         run=payload,
     )
     campaign = trial_extra(payload)
     model = str(params.get("model") or (base.get("server") or {}).get("model") or "")
-    trial.metrics = {**trial_metrics(payload), **trial_quality(campaign, model)}
-    trial.samples = list(trial.metrics.pop("decode_tokens_per_s_samples"))
-    if spec.objective != "decode_tokens_per_s":
-        trial.samples = []
+    trial.metrics = {**figures.metrics, **trial_quality(campaign, model)}
+    trial.repetitions = figures.repetitions
+    trial.samples = list(figures.repetitions[spec.objective])
     if payload.get("extra", {}).get("interrupted"):
         # Ctrl-C on the rig: the pipeline kept the samples; the driver stops the campaign.
         trial.state, trial.failure_kind, trial.failure_reason = "aborted", "interrupted", str(result.failure_reason)

@@ -37,7 +37,6 @@ import contextlib
 import html
 import json
 import logging
-import os
 import re
 import tempfile
 import threading
@@ -50,6 +49,7 @@ from typing import Any
 import requests
 
 from runners.delivery.stored import spool_key, stored_shortfall
+from runners.env import spool_fallback_dirs
 from runners.files import write_atomically
 
 logger = logging.getLogger(__name__)
@@ -103,9 +103,9 @@ def fallback_dirs() -> list[Path]:
     """Return where a run goes when its spool directory cannot take it, in order:
     the system's temp directory (often another filesystem), then the user's home;
     RIGBOARD_SPOOL_FALLBACK_DIRS (paths separated by ``os.pathsep``) replaces them."""
-    given = os.environ.get("RIGBOARD_SPOOL_FALLBACK_DIRS", "")
+    given = spool_fallback_dirs()
     if given:
-        return [Path(part).expanduser() for part in given.split(os.pathsep) if part]
+        return given
     return [Path(tempfile.gettempdir()) / "rigboard-spool", Path.home() / "rigboard-spool"]
 
 

@@ -38,14 +38,3 @@ def campaign_cache_dir() -> Path:
     path = MODEL_CACHE.parent / "campaign-cache"
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-@pytest.fixture
-def staff_client(db: None):
-    from django.contrib.auth.models import User
-    from rest_framework.test import APIClient
-
-    user = User.objects.create_user("campaign-ops", password="pw-ops-123", is_staff=True)
-    client = APIClient()
-    client.force_login(user)
-    return client

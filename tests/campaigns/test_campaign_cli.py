@@ -94,3 +94,56 @@ def test_a_campaign_from_the_terminal_measures_stores_and_survives_a_failed_tria
     html = requests.get(page, timeout=30).text
     assert "12 of" in html and "out_of_memory" in html and "--model" in html
     assert "confirmed by 10 repetitions" in html
+
+
+def test_an_adaptive_campaign_minimising_ttft_is_confirmed_with_its_interval(
+    make_rig_with_token, live_server, gemma_server_section, campaign_cache_dir, tmp_path
+):
+    """The held-back check of issue 26: a real adaptive campaign minimising TTFT on
+    Gemma through the real llama-server; its confirmation keeps the TTFT of each of
+    its 5 repetitions, so the page and the API say "confirmed by 5 repetitions" with
+    the 95% interval. Tiny: two trials of one repetition, 8 tokens each."""
+    import requests
+
+    rig = make_rig_with_token("ttft-rig")
+    server = gemma_server_section(startup_timeout_s=60.0)
+    server.pop("draft_model")
+    server["spec_type"] = "none"
+    rig_config = {
+        "service": {"url": live_server.url, "token": rig.raw, "rig": "ttft-rig", "spool_dir": str(tmp_path / "spool")},
+        "server": server,
+        "workload": {"max_tokens": 8, "warmup": 0, "request_timeout_s": 60.0},
+        "cache_dir": str(campaign_cache_dir),
+    }
+    campaign = {
+        "name": "ttft on the cpu",
+        "strategy": "adaptive",
+        "seed": 3,
+        "objective": "ttft_ms",
+        "repetitions": 1,
+        "confirm_repetitions": 5,
+        "budget": {"trials": 2},
+        "space": {"threads": [1, 2]},
+    }
+    (tmp_path / "rig.json").write_text(json.dumps(rig_config))
+    (tmp_path / "campaign.json").write_text(json.dumps(campaign))
+
+    code = cli.main(["campaign", "--config", str(tmp_path / "rig.json"), "--campaign", str(tmp_path / "campaign.json")])
+
+    assert code == 0
+    stored = Campaign.objects.get()
+    confirmation = stored.trials.get(role="confirmation")
+    assert confirmation.state == "complete", confirmation.failure_reason
+    ttft = [s.ttft_ms for s in confirmation.run.samples.order_by("index")]
+    assert len(ttft) == 5 and confirmation.samples == pytest.approx(ttft)
+    assert confirmation.repetitions["ttft_ms"] == pytest.approx(ttft)
+    assert len(confirmation.repetitions["decode_tokens_per_s"]) == 5
+    summary = requests.get(f"{live_server.url}/api/campaigns/{stored.id}/", timeout=30).json()["analysis"][
+        "confirmation"
+    ]
+    assert summary["confirmed"] and summary["n"] == 5 and summary["mean"] == pytest.approx(sum(ttft) / 5)
+    assert summary["ci95_low"] < summary["mean"] < summary["ci95_high"]
+    assert summary["figures"]["decode_tokens_per_s"]["n"] == 5
+    html = requests.get(f"{live_server.url}/campaigns/{stored.id}/", timeout=30).text
+    interval = f"(95% CI {summary['ci95_low']:.2f} to {summary['ci95_high']:.2f})"
+    assert f"confirmed by 5 repetitions: mean {summary['mean']:.2f} {interval}" in html

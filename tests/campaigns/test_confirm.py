@@ -102,3 +102,29 @@ def test_a_space_parameter_the_server_does_not_accept_is_named():
     with pytest.raises(ConfigError) as caught:
         parsed.check_flags(["--threads", "-t"], where="an old llama-server")
     assert caught.value.field == "space.spec_type" and "does not accept --spec-type" in caught.value.reason
+
+
+def test_every_objective_of_a_confirmation_gets_its_n_mean_and_interval():
+    """A campaign minimising TTFT confirms with the TTFT of each repetition, and the
+    other objectives and peak VRAM (a Pareto axis) get theirs too."""
+    ttft = [31.0, 29.0, 30.0, 32.0, 28.0]
+    decode = [80.0, 82.0, 81.0, 79.0, 83.0]
+    confirmation = TrialResult(3, {"threads": 2}, value=statistics.fmean(ttft), samples=ttft, role="confirmation",
+                               repetitions={"ttft_ms": ttft, "decode_tokens_per_s": decode,
+                                            "vram_peak_mib": [700.0] * 5, "tokens_per_kwh": []})  # fmt: skip
+    trials = [TrialResult(1, {"threads": 1}, value=40.0, samples=[40.0]),
+              TrialResult(2, {"threads": 2}, value=30.0, samples=[30.0]), confirmation]  # fmt: skip
+    spec = {**SPEC, "objective": "ttft_ms"}
+    summary = confirmation_summary(spec, trials)
+    half = t_quantile_975(4) * statistics.stdev(ttft) / math.sqrt(5)
+    assert summary["confirmed"] and summary["of_trial"] == 2  # the lowest TTFT: minimised
+    assert summary["n"] == 5 and summary["mean"] == pytest.approx(30.0)
+    assert summary["ci95_low"] == pytest.approx(30.0 - half) and summary["ci95_high"] == pytest.approx(30.0 + half)
+    assert summary["text"] == f"confirmed by 5 repetitions: mean 30.00 (95% CI {30 - half:.2f} to {30 + half:.2f})"
+    assert set(summary["figures"]) == {"ttft_ms", "decode_tokens_per_s", "vram_peak_mib"}  # none: not shown
+    assert summary["figures"]["decode_tokens_per_s"]["mean"] == pytest.approx(81.0)
+    assert summary["figures"]["vram_peak_mib"] == {"n": 5, "mean": 700.0, "stdev": 0.0, "ci95_low": 700.0,
+                                                   "ci95_high": 700.0}  # fmt: skip
+    # Without the per-repetition values a TTFT confirmation can say its mean only: the bug this guards.
+    bare = TrialResult(3, {"threads": 2}, value=30.0, samples=[], role="confirmation")
+    assert confirmation_summary(spec, [*trials[:2], bare])["n"] is None

@@ -221,3 +221,58 @@ def test_the_best_trial_is_confirmed_with_its_own_job_and_a_cancel_aborts_the_co
     assert not summary["confirmed"] and summary["text"].startswith("not confirmed: the confirmation run aborted")
     page = staff_client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert "Not confirmed" in page and "not confirmed: the confirmation run aborted" in page
+
+
+def _measured(job, make_run, rig, *, ttft_ms: list[float], decode_server: list[float | None]) -> None:
+    """Store the run the rig would have posted for ``job`` and end the job (without its signal)."""
+    make_run(
+        rig=rig,
+        run={"uuid": job.run_uuid, "status": "finished", "provenance": "measured"},
+        samples=[
+            {"index": i, "ttft_ms": t, "decode_tokens_per_s_server": d, "decode_tokens_per_s_client": 50.0,
+             "tokens_generated": 16, "vram_peak_mib": 700.0 + i}
+            for i, (t, d) in enumerate(zip(ttft_ms, decode_server, strict=True), start=1)
+        ],
+    )  # fmt: skip
+    now = timezone.now()
+    BenchmarkJob.objects.filter(pk=job.pk).update(status="finished", started_at=now, finished_at=now)
+
+
+@pytest.mark.django_db
+def test_a_service_campaign_minimising_ttft_confirms_with_every_objectives_interval(
+    staff_client, make_rig_with_token, make_run, celery_broker, django_capture_on_commit_callbacks
+):
+    """The trials' runs are written as the rig's would be (their measuring has tests of
+    their own); under test is what the service keeps of them and shows."""
+    rig = make_rig_with_token("ttft-rig")
+    body = _body("ttft-rig", {"model": "/m.gguf"}, space={"threads": [2]}, objective="ttft_ms", repetitions=2,
+                 confirm_repetitions=3)  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        assert staff_client.post("/api/campaigns/", body, format="json").status_code == 201
+    campaign = Campaign.objects.get()
+    search = campaign.trials.get()
+    _measured(search.job, make_run, rig.rig, ttft_ms=[30.0, 32.0], decode_server=[0.0, 80.0])
+    with django_capture_on_commit_callbacks(execute=True):
+        confirmation = campaign_advance(campaign_id=campaign.pk)
+    search.refresh_from_db()
+    # The objective per repetition is the TTFT, and the server's 0.0 decode figure stands.
+    assert search.state == "complete" and search.value == pytest.approx(31.0) and search.samples == [30.0, 32.0]
+    assert search.repetitions["decode_tokens_per_s"] == [0.0, 80.0] and search.metrics["decode_tokens_per_s"] == 40.0
+    assert confirmation.role == "confirmation"
+
+    _measured(confirmation.job, make_run, rig.rig, ttft_ms=[29.0, 31.0, 30.0], decode_server=[81.0, 79.0, 80.0])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert campaign_advance(campaign_id=campaign.pk) is None
+    detail = staff_client.get(f"/api/campaigns/{campaign.pk}/").json()
+    assert detail["status"] == "finished"
+    summary = detail["analysis"]["confirmation"]
+    half = 4.303 * 1.0 / 3**0.5  # Student's t (2 degrees of freedom) × SD 1 / √3
+    assert summary["confirmed"] and summary["n"] == 3 and summary["mean"] == pytest.approx(30.0)
+    assert summary["ci95_low"] == pytest.approx(30.0 - half) and summary["ci95_high"] == pytest.approx(30.0 + half)
+    figures = summary["figures"]
+    assert figures["decode_tokens_per_s"]["n"] == 3 and figures["decode_tokens_per_s"]["mean"] == pytest.approx(80.0)
+    assert figures["vram_peak_mib"]["mean"] == pytest.approx(702.0)  # a Pareto axis, per repetition too
+    assert detail["trials"][1]["repetitions"]["ttft_ms"] == [29.0, 31.0, 30.0]
+    page = staff_client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert f"confirmed by 3 repetitions: mean 30.00 (95% CI {30 - half:.2f} to {30 + half:.2f})" in page
+    assert "<code>decode_tokens_per_s</code></td><td>3</td><td>80.00</td>" in page

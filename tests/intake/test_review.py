@@ -77,16 +77,26 @@ def test_a_rejection_needs_a_reason_and_the_owner_reads_it():
     assert APIClient().get("/api/runs/").json()["count"] == 0
 
 
-def test_a_disputed_run_shows_the_reason():
+def test_a_run_disputed_in_the_admin_shows_the_reason(admin_client, admin_user):
     user = confirmed_user()
     run, _ = owner_rig(user)
-    staff = User.objects.create_user("staff", is_staff=True)
     # Only an approved rig's run is public (a pending one answers 404: test_hidden_until_approved).
-    rig_review(ownership=run.rig.ownership, approve=True, reviewer=staff)
-    run_dispute(run=run, reason="decode figure is 3x the GPU's bandwidth bound", staff=staff)
+    rig_review(ownership=run.rig.ownership, approve=True, reviewer=admin_user)
+    response = admin_client.post(
+        "/admin/intake/rundispute/add/", {"run": run.pk, "reason": "decode figure is 3x the GPU's bandwidth bound"}
+    )
+    assert response.status_code == 302, response.content.decode()[-2000:]
     page = Client().get(f"/runs/{run.pk}/").content.decode()
     assert "Disputed:" in page and "3x the GPU&#x27;s bandwidth bound" in page
-    assert RunDispute.objects.get(run=run).created_by == staff
+    assert RunDispute.objects.get(run=run).created_by == admin_user
+    # One dispute per run: a second is refused by the form; the reason is changed on the first.
+    again = admin_client.post("/admin/intake/rundispute/add/", {"run": run.pk, "reason": "a mistake in the card"})
+    assert again.status_code == 200 and RunDispute.objects.filter(run=run).count() == 1
+    dispute = RunDispute.objects.get(run=run)
+    changed = admin_client.post(f"/admin/intake/rundispute/{dispute.pk}/change/", {"reason": "a mistake in the card"})
+    assert changed.status_code == 302 and RunDispute.objects.get(run=run).reason == "a mistake in the card"
+    with pytest.raises(ApplicationError):
+        run_dispute(run=run, reason="  ", staff=admin_user)
 
 
 def test_an_owner_issues_and_revokes_tokens_of_their_own_rig_only():

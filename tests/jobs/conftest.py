@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -10,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from leaderboard.results.models import Rig, RigToken, Sample
+from leaderboard.results.models import Rig, RigToken
 
 
 def attach_spec(url: str = "http://127.0.0.1:8080", **workload: Any) -> dict[str, Any]:
@@ -19,23 +18,6 @@ def attach_spec(url: str = "http://127.0.0.1:8080", **workload: Any) -> dict[str
         "attach": {"url": url},
         "workload": {"max_tokens": 16, "repetitions": 1, "warmup": 0, **workload},
     }
-
-
-def wait_for_first_sample(run_uuid: Any, worker: Any, *, timeout_s: float = 120.0) -> None:
-    """Return once the service holds a sample of the run ``run_uuid``; fail with
-    the worker's log if none arrives within ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not Sample.objects.filter(run__uuid=run_uuid).exists():
-        assert time.monotonic() < deadline, worker.log()[-4000:]
-        time.sleep(0.1)
-
-
-@pytest.fixture
-def staff_client(db: None) -> APIClient:
-    user = User.objects.create_user("ops", password="pw-ops-123", is_staff=True)
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -47,7 +29,7 @@ def user_client(db: None) -> APIClient:
 
 
 @pytest.fixture
-def rig_with_token(make_rig: Callable[..., Rig]) -> Callable[..., tuple[Rig, str]]:
+def make_rig_and_token(make_rig: Callable[..., Rig]) -> Callable[..., tuple[Rig, str]]:
     """Return a function making a rig and the raw token it authenticates with."""
 
     def _make(name: str) -> tuple[Rig, str]:

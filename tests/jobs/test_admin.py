@@ -22,8 +22,8 @@ def admin_client_(client):
     return client
 
 
-def test_add_opens_the_queue_form_with_the_rig_preselected(admin_client_, rig_with_token):
-    rig, _ = rig_with_token("bench-a")
+def test_add_opens_the_queue_form_with_the_rig_preselected(admin_client_, make_rig_and_token):
+    rig, _ = make_rig_and_token("bench-a")
     response = admin_client_.get(f"/admin/jobs/benchmarkjob/add/?rig={rig.pk}")
     assert response.status_code == 302
     assert response["Location"].endswith(f"/admin/jobs/benchmarkjob/queue/?rig={rig.pk}")
@@ -33,9 +33,9 @@ def test_add_opens_the_queue_form_with_the_rig_preselected(admin_client_, rig_wi
 
 
 def test_the_queue_form_queues_a_job_on_the_rigs_queue(
-    admin_client_, rig_with_token, celery_broker, django_capture_on_commit_callbacks
+    admin_client_, make_rig_and_token, celery_broker, django_capture_on_commit_callbacks
 ):
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     form = {"rig": rig.pk, "kind": "suite", "spec": json.dumps(attach_spec()), "time_limit_s": "900"}
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client_.post("/admin/jobs/benchmarkjob/queue/", form)
@@ -53,8 +53,8 @@ def test_the_queue_form_queues_a_job_on_the_rigs_queue(
     assert admin_client_.get(response["Location"]).status_code == 200
 
 
-def test_the_queue_form_shows_the_bad_field(admin_client_, rig_with_token, celery_broker):
-    rig, _ = rig_with_token("bench-a")
+def test_the_queue_form_shows_the_bad_field(admin_client_, make_rig_and_token, celery_broker):
+    rig, _ = make_rig_and_token("bench-a")
     form = {"rig": rig.pk, "kind": "suite", "spec": json.dumps({"workload": {"max_tokens": 16}})}
     response = admin_client_.post("/admin/jobs/benchmarkjob/queue/", form)
     assert response.status_code == 200
@@ -62,8 +62,10 @@ def test_the_queue_form_shows_the_bad_field(admin_client_, rig_with_token, celer
     assert BenchmarkJob.objects.count() == 0
 
 
-def test_run_again_and_abort_actions(admin_client_, rig_with_token, celery_broker, django_capture_on_commit_callbacks):
-    rig, _ = rig_with_token("bench-a")
+def test_run_again_and_abort_actions(
+    admin_client_, make_rig_and_token, celery_broker, django_capture_on_commit_callbacks
+):
+    rig, _ = make_rig_and_token("bench-a")
     first = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=600)
     with django_capture_on_commit_callbacks(execute=True):
         admin_client_.post(
@@ -78,7 +80,7 @@ def test_run_again_and_abort_actions(admin_client_, rig_with_token, celery_broke
     assert BenchmarkJob.objects.get(pk=again.pk).error == "aborted by boss in the admin"
 
 
-def test_a_non_staff_user_cannot_open_the_queue_form(client, rig_with_token):
+def test_a_non_staff_user_cannot_open_the_queue_form(client, make_rig_and_token):
     user = User.objects.create_user("visitor", password="pw-visitor-123")
     client.force_login(user)
     response = client.get("/admin/jobs/benchmarkjob/queue/")

@@ -12,9 +12,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_staff_queue_a_job_on_the_rigs_own_queue(
-    staff_client, rig_with_token, celery_broker, django_capture_on_commit_callbacks
+    staff_client, make_rig_and_token, celery_broker, django_capture_on_commit_callbacks
 ):
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     with django_capture_on_commit_callbacks(execute=True):
         response = staff_client.post(
             "/api/jobs/", {"rig": "bench-a", "kind": "suite", "spec": attach_spec(), "time_limit_s": 600}, format="json"
@@ -50,9 +50,9 @@ def test_staff_queue_a_job_on_the_rigs_own_queue(
 
 
 def test_a_sweep_job_turns_the_sweep_on(
-    staff_client, rig_with_token, celery_broker, django_capture_on_commit_callbacks
+    staff_client, make_rig_and_token, celery_broker, django_capture_on_commit_callbacks
 ):
-    rig_with_token("bench-a")
+    make_rig_and_token("bench-a")
     spec = {**attach_spec(), "sweep": {"depths": [512, 1024]}}
     with django_capture_on_commit_callbacks(execute=True):
         response = staff_client.post("/api/jobs/", {"rig": "bench-a", "kind": "sweep", "spec": spec}, format="json")
@@ -63,30 +63,30 @@ def test_a_sweep_job_turns_the_sweep_on(
     assert message["args"][0]["config"]["sweep"]["enabled"] is True
 
 
-def test_it_forbids_a_logged_in_non_staff_user(user_client, rig_with_token, celery_broker):
-    rig_with_token("bench-a")
+def test_it_forbids_a_logged_in_non_staff_user(user_client, make_rig_and_token, celery_broker):
+    make_rig_and_token("bench-a")
     response = user_client.post("/api/jobs/", {"rig": "bench-a", "spec": attach_spec()}, format="json")
     assert response.status_code == 403
     assert BenchmarkJob.objects.count() == 0
     assert queued_messages(celery_broker, "rig.bench-a") == []
 
 
-def test_it_forbids_a_rig_token_from_queueing_jobs(rig_with_token, celery_broker):
-    _, raw = rig_with_token("bench-a")
+def test_it_forbids_a_rig_token_from_queueing_jobs(make_rig_and_token, celery_broker):
+    _, raw = make_rig_and_token("bench-a")
     response = token_client(raw).post("/api/jobs/", {"rig": "bench-a", "spec": attach_spec()}, format="json")
     assert response.status_code == 403
     assert BenchmarkJob.objects.count() == 0
 
 
-def test_it_asks_an_anonymous_client_to_authenticate(client, rig_with_token):
-    rig_with_token("bench-a")
+def test_it_asks_an_anonymous_client_to_authenticate(client, make_rig_and_token):
+    make_rig_and_token("bench-a")
     response = client.post("/api/jobs/", {"rig": "bench-a", "spec": attach_spec()}, content_type="application/json")
     assert response.status_code == 401
     assert BenchmarkJob.objects.count() == 0
 
 
-def test_it_names_the_bad_field_of_a_spec(staff_client, rig_with_token, celery_broker):
-    rig_with_token("bench-a")
+def test_it_names_the_bad_field_of_a_spec(staff_client, make_rig_and_token, celery_broker):
+    make_rig_and_token("bench-a")
     spec = attach_spec(repetitions=0)
     response = staff_client.post("/api/jobs/", {"rig": "bench-a", "spec": spec}, format="json")
     assert response.status_code == 400
@@ -94,8 +94,8 @@ def test_it_names_the_bad_field_of_a_spec(staff_client, rig_with_token, celery_b
     assert BenchmarkJob.objects.count() == 0
 
 
-def test_it_refuses_a_spec_that_carries_a_token(staff_client, rig_with_token, celery_broker):
-    rig_with_token("bench-a")
+def test_it_refuses_a_spec_that_carries_a_token(staff_client, make_rig_and_token, celery_broker):
+    make_rig_and_token("bench-a")
     spec = {**attach_spec(), "service": {"token": "rb_secret"}}
     response = staff_client.post("/api/jobs/", {"rig": "bench-a", "spec": spec}, format="json")
     assert response.status_code == 400
@@ -103,9 +103,9 @@ def test_it_refuses_a_spec_that_carries_a_token(staff_client, rig_with_token, ce
 
 
 def test_it_refuses_an_unknown_rig_and_a_time_limit_over_the_maximum(
-    staff_client, rig_with_token, celery_broker, settings
+    staff_client, make_rig_and_token, celery_broker, settings
 ):
-    rig_with_token("bench-a")
+    make_rig_and_token("bench-a")
     response = staff_client.post("/api/jobs/", {"rig": "nope", "spec": attach_spec()}, format="json")
     assert response.status_code == 400 and list(response.json()["errors"]) == ["rig"]
     settings.RIGBOARD_JOB_MAX_TIME_LIMIT_S = 3600
@@ -117,8 +117,8 @@ def test_it_refuses_an_unknown_rig_and_a_time_limit_over_the_maximum(
 
 
 @pytest.mark.django_db(transaction=True)  # as deployed: the job row commits, and is sent, within the request
-def test_a_broker_that_cannot_be_reached_fails_the_job_visibly(staff_client, rig_with_token):
-    rig_with_token("bench-a")
+def test_a_broker_that_cannot_be_reached_fails_the_job_visibly(staff_client, make_rig_and_token):
+    make_rig_and_token("bench-a")
     previous = use_broker("redis://127.0.0.1:1/0")  # nothing listens on port 1
     try:
         response = staff_client.post("/api/jobs/", {"rig": "bench-a", "spec": attach_spec()}, format="json")
@@ -131,10 +131,10 @@ def test_a_broker_that_cannot_be_reached_fails_the_job_visibly(staff_client, rig
 
 
 def test_staff_list_jobs_and_a_rig_sees_only_its_own(
-    staff_client, rig_with_token, celery_broker, django_capture_on_commit_callbacks
+    staff_client, make_rig_and_token, celery_broker, django_capture_on_commit_callbacks
 ):
-    _, raw_a = rig_with_token("bench-a")
-    rig_with_token("bench-b")
+    _, raw_a = make_rig_and_token("bench-a")
+    make_rig_and_token("bench-b")
     with django_capture_on_commit_callbacks(execute=True):
         for name in ("bench-a", "bench-b", "bench-b"):
             staff_client.post("/api/jobs/", {"rig": name, "spec": attach_spec()}, format="json")

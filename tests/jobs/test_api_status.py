@@ -14,8 +14,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def job(rig_with_token, celery_broker):
-    rig, raw = rig_with_token("bench-a")
+def job(make_rig_and_token, celery_broker):
+    rig, raw = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=600)
     job.raw_token = raw  # type: ignore[attr-defined]
     return job
@@ -66,8 +66,8 @@ def test_an_ended_job_cannot_be_reopened(job):
     assert job.status == "failed" and job.error == "ServerError: the model failed to load"
 
 
-def test_another_rigs_token_cannot_touch_the_job(job, rig_with_token):
-    _, other_raw = rig_with_token("bench-b")
+def test_another_rigs_token_cannot_touch_the_job(job, make_rig_and_token):
+    _, other_raw = make_rig_and_token("bench-b")
     response = _post(other_raw, job, status="running", attempt="x")
     assert response.status_code == 403
     assert BenchmarkJob.objects.get().status == "queued"

@@ -21,15 +21,15 @@ from tests.jobs.conftest import attach_spec, token_client
 pytestmark = pytest.mark.django_db
 
 
-def test_a_job_expires_a_day_after_it_was_queued_by_default(rig_with_token, celery_broker):
-    rig, _ = rig_with_token("bench-a")
+def test_a_job_expires_a_day_after_it_was_queued_by_default(make_rig_and_token, celery_broker):
+    rig, _ = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
     assert job.expires_at - job.created_at == timedelta(hours=24)
 
 
-def test_the_sweeper_expires_a_queued_job_past_its_expiry_with_the_reason(rig_with_token, celery_broker, settings):
+def test_the_sweeper_expires_a_queued_job_past_its_expiry_with_the_reason(make_rig_and_token, celery_broker, settings):
     settings.RIGBOARD_JOB_QUEUE_TTL_S = 2 * 60 * 60
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
     assert job.expires_at - job.created_at == timedelta(hours=2)
 
@@ -45,8 +45,8 @@ def test_the_sweeper_expires_a_queued_job_past_its_expiry_with_the_reason(rig_wi
     assert jobs_sweep_stuck(now=job.expires_at + timedelta(hours=1)) == []
 
 
-def test_a_running_job_past_the_queue_expiry_is_not_expired(rig_with_token, celery_broker):
-    rig, _ = rig_with_token("bench-a")
+def test_a_running_job_past_the_queue_expiry_is_not_expired(make_rig_and_token, celery_broker):
+    rig, _ = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60 * 60)
     job_status_update(job=job, status="running", attempt="a", worker="bench-a@host")
     # The queue's expiry has passed but the job's own time limit has not run out.
@@ -58,9 +58,9 @@ def test_a_running_job_past_the_queue_expiry_is_not_expired(rig_with_token, cele
 
 
 def test_dispatch_gives_the_celery_message_the_jobs_expiry(
-    staff_client, rig_with_token, celery_broker, django_capture_on_commit_callbacks
+    staff_client, make_rig_and_token, celery_broker, django_capture_on_commit_callbacks
 ):
-    rig_with_token("bench-a")
+    make_rig_and_token("bench-a")
     with django_capture_on_commit_callbacks(execute=True):
         response = staff_client.post("/api/jobs/", {"rig": "bench-a", "spec": attach_spec()}, format="json")
     assert response.status_code == 201, response.json()
@@ -69,8 +69,8 @@ def test_dispatch_gives_the_celery_message_the_jobs_expiry(
     assert message["headers"]["expires"] == job.expires_at.isoformat()
 
 
-def test_the_api_shows_the_expiry_and_the_expired_status(staff_client, rig_with_token, celery_broker):
-    rig, raw = rig_with_token("bench-a")
+def test_the_api_shows_the_expiry_and_the_expired_status(staff_client, make_rig_and_token, celery_broker):
+    rig, raw = make_rig_and_token("bench-a")
     waiting = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec())
     stale = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec())
     BenchmarkJob.objects.filter(pk=stale.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
@@ -88,8 +88,8 @@ def test_the_api_shows_the_expiry_and_the_expired_status(staff_client, rig_with_
     assert mine["status"] == "expired" and mine["expires_at"]
 
 
-def test_a_rig_cannot_start_or_report_an_expired_job(rig_with_token, celery_broker):
-    rig, raw = rig_with_token("bench-a")
+def test_a_rig_cannot_start_or_report_an_expired_job(make_rig_and_token, celery_broker):
+    rig, raw = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec())
     BenchmarkJob.objects.filter(pk=job.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     jobs_sweep_stuck()
@@ -106,10 +106,10 @@ def test_a_rig_cannot_start_or_report_an_expired_job(rig_with_token, celery_brok
     assert job.status == "expired" and job.attempt == ""
 
 
-def test_a_worker_that_took_the_job_just_before_it_expired_still_reports_its_end(rig_with_token, celery_broker):
+def test_a_worker_that_took_the_job_just_before_it_expired_still_reports_its_end(make_rig_and_token, celery_broker):
     # It took the message in time but could not report "running" (service down);
     # meanwhile the sweeper expired the job. Its final account is the truth.
-    rig, raw = rig_with_token("bench-a")
+    rig, raw = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec())
     BenchmarkJob.objects.filter(pk=job.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     jobs_sweep_stuck()
@@ -135,10 +135,10 @@ def test_the_rig_side_task_does_not_run_a_job_the_service_says_expired(rig_env):
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
 def test_a_rig_worker_drops_a_message_that_expired_in_its_queue(
-    staff_client, rig_with_token, rig_worker, live_server, celery_broker, settings
+    staff_client, make_rig_and_token, rig_worker, live_server, celery_broker, settings
 ):
     settings.RIGBOARD_JOB_QUEUE_TTL_S = 1
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     response = staff_client.post(
         "/api/jobs/", {"rig": "bench-a", "spec": attach_spec("http://127.0.0.1:9")}, format="json"
     )

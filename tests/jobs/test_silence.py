@@ -64,9 +64,9 @@ def test_an_append_or_heartbeat_keeps_a_run_open(make_rig, settings):
     assert Run.objects.get(pk=run.pk).status == "running"
 
 
-def test_the_sweeper_task_closes_a_silent_job_run_and_settles_its_job(rig_with_token, celery_broker, settings):
+def test_the_sweeper_task_closes_a_silent_job_run_and_settles_its_job(make_rig_and_token, celery_broker, settings):
     settings.RIGBOARD_RUN_SILENCE_S = 300
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=2 * 60 * 60)
     job_status_update(job=job, status="running", attempt="a", worker="bench-a@host")
     run = open_run(rig, uuid=job.run_uuid)
@@ -78,9 +78,9 @@ def test_the_sweeper_task_closes_a_silent_job_run_and_settles_its_job(rig_with_t
     assert job.status == "aborted" and job.error == run.failure_reason
 
 
-def test_a_running_job_with_no_run_silent_past_its_longest_step_is_aborted(rig_with_token, celery_broker, settings):
+def test_a_running_job_with_no_run_silent_past_its_longest_step_is_aborted(make_rig_and_token, celery_broker, settings):
     settings.RIGBOARD_RUN_SILENCE_S = 300
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     spec = {"server": {"model": "/models/m.gguf", "startup_timeout_s": 900}, "workload": {"repetitions": 1}}
     job = jobs_enqueue(rig=rig, kind="suite", spec=spec, time_limit_s=4 * 60 * 60)
     job = job_status_update(job=job, status="running", attempt="a", worker="bench-a@host", progress="server 0/1")
@@ -92,10 +92,10 @@ def test_a_running_job_with_no_run_silent_past_its_longest_step_is_aborted(rig_w
 
 
 def test_a_queued_job_whose_message_the_broker_lost_is_sent_again(
-    rig_with_token, celery_broker, settings, django_capture_on_commit_callbacks
+    make_rig_and_token, celery_broker, settings, django_capture_on_commit_callbacks
 ):
     settings.RIGBOARD_JOB_LOST_CHECK_S = 60
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     with django_capture_on_commit_callbacks(execute=True):
         job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
     BenchmarkJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=2))
@@ -111,9 +111,9 @@ def test_a_queued_job_whose_message_the_broker_lost_is_sent_again(
     assert message["args"][0]["job"]["id"] == job.pk
 
 
-def test_a_young_queued_job_is_not_looked_for(rig_with_token, celery_broker, settings):
+def test_a_young_queued_job_is_not_looked_for(make_rig_and_token, celery_broker, settings):
     settings.RIGBOARD_JOB_LOST_CHECK_S = 60
-    rig, _ = rig_with_token("bench-a")
+    rig, _ = make_rig_and_token("bench-a")
     jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)  # never sent (no commit)
     assert jobs_resend_lost() == []
 

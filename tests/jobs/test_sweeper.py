@@ -19,8 +19,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def running_job(rig_with_token, celery_broker):
-    rig, _ = rig_with_token("bench-a")
+def running_job(make_rig_and_token, celery_broker):
+    rig, _ = make_rig_and_token("bench-a")
     job = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
     return job_status_update(job=job, status="running", attempt="a", worker="bench-a@host")
 
@@ -65,8 +65,8 @@ def test_the_sweeper_task_is_scheduled_every_minute_and_runs(running_job):
     assert BenchmarkJob.objects.get().status == "aborted"
 
 
-def test_a_queued_job_whose_run_arrived_is_settled_but_an_idle_queued_job_is_not(rig_with_token, celery_broker):
-    rig, _ = rig_with_token("bench-a")
+def test_a_queued_job_whose_run_arrived_is_settled_but_an_idle_queued_job_is_not(make_rig_and_token, celery_broker):
+    rig, _ = make_rig_and_token("bench-a")
     delivered = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
     waiting = jobs_enqueue(rig=rig, kind="suite", spec=attach_spec(), time_limit_s=60)
     run_create(rig=rig, **run_payload(run={"uuid": delivered.run_uuid, "status": "failed", "failure_reason": "oom"}))

@@ -23,7 +23,8 @@ from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run, Sample
 from runners.harness.server import free_port
 from tests.fixtures.celery_worker import RigWorker, queued_messages
-from tests.jobs.conftest import attach_spec, wait_for_first_sample
+from tests.fixtures.waiting import wait_for_first_sample, wait_until, wait_until_served
+from tests.jobs.conftest import attach_spec
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -46,14 +47,18 @@ def _queue(staff_client, rig: str, spec: dict, **extra) -> int:
 
 
 def test_a_worker_for_another_rig_does_not_take_the_job(
-    staff_client, rig_with_token, rig_worker, live_server, celery_broker
+    staff_client, make_rig_and_token, rig_worker, live_server, celery_broker
 ):
-    _, raw_a = rig_with_token("bench-a")
-    _, raw_b = rig_with_token("bench-b")
-    rig_worker("bench-b", token=raw_b, service_url=live_server.url)
+    _, raw_a = make_rig_and_token("bench-a")
+    _, raw_b = make_rig_and_token("bench-b")
+    worker_b = rig_worker("bench-b", token=raw_b, service_url=live_server.url)
     # Nothing listens on port 9: the job fails fast, for a real reason, once its own rig runs it.
     job_id = _queue(staff_client, "bench-a", attach_spec("http://127.0.0.1:9"))
-    time.sleep(4)
+    # bench-b's worker is shown working: it takes a job of its own queued after bench-a's
+    # and ends it. A worker that consumed bench-a's queue too would have taken the older one.
+    own_id = _queue(staff_client, "bench-b", attach_spec("http://127.0.0.1:9"))
+    own = wait_for_job(own_id, lambda j: j.is_terminal, timeout_s=240, worker=worker_b)
+    assert own.status == "failed" and own.worker.startswith("bench-b-")
     assert BenchmarkJob.objects.get(pk=job_id).status == "queued"
     assert [m["args"][0]["job"]["id"] for m in queued_messages(celery_broker, "rig.bench-a")] == [job_id]
 
@@ -68,9 +73,9 @@ def test_a_worker_for_another_rig_does_not_take_the_job(
 
 @pytest.mark.llama
 def test_a_rig_worker_runs_its_job_and_the_run_appears(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server
 ):
-    rig, raw = rig_with_token("bench-a")
+    rig, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     job_id = _queue(staff_client, "bench-a", attach_spec(gemma_server.base_url, max_tokens=16, repetitions=1))
     job = wait_for_job(job_id, lambda j: j.is_terminal, worker=worker)
@@ -92,7 +97,7 @@ def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **wo
     run_uuid = BenchmarkJob.objects.get(pk=job_id).run_uuid
     wait_for_first_sample(run_uuid, worker)
     worker.kill()
-    time.sleep(1)  # an append the worker sent just before it died is stored or dropped by now
+    wait_until_served(live_server)  # an append the worker sent just before it died is stored or dropped now
     job = BenchmarkJob.objects.get(pk=job_id)
     assert job.status == "running"  # nobody told the service: this is what must not stay
     # Not silently lost: the run is on the service, open, with what was measured before the kill.
@@ -105,9 +110,9 @@ def _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **wo
 
 @pytest.mark.llama
 def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server, celery_broker
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server, celery_broker
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     fast_redelivery = {"RIGBOARD_VISIBILITY_TIMEOUT_S": "3", "RIGBOARD_RESTORE_INTERVAL_S": "1"}
     job, held = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server, **fast_redelivery)
     first_attempt = job.attempt
@@ -118,11 +123,10 @@ def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
     assert job.status == "aborted"
     assert f"already started by attempt {first_attempt}" in job.error and "not run a second time" in job.error
     assert job.attempt == first_attempt
-    time.sleep(2)
     # The open run was closed with its job, keeping the repetitions posted before the kill;
     # the second delivery measured nothing.
-    run = Run.objects.get(uuid=job.run_uuid)
-    assert run.status == "aborted" and run.failure_reason == job.error and run.finished_at
+    run = wait_until(lambda: Run.objects.filter(uuid=job.run_uuid, status="aborted").first(), 30, "the run closed")
+    assert run.failure_reason == job.error and run.finished_at
     assert sorted(run.samples.values_list("index", flat=True)) == held and run.n_samples == len(held)
     assert Run.objects.count() == 1
     assert celery_broker.hlen("unacked") == 0 and queued_messages(celery_broker, "rig.bench-a") == []
@@ -130,9 +134,9 @@ def test_a_killed_workers_job_is_aborted_when_redelivered_not_run_twice(
 
 @pytest.mark.llama
 def test_a_killed_workers_job_is_aborted_by_the_sweeper(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     job, held = _kill_mid_job(staff_client, rig_worker, live_server, raw, gemma_server)
     # No worker comes back. Once the job's hard limit + grace has passed, the sweeper gives it up.
     assert jobs_sweep_stuck(now=job.started_at + timedelta(seconds=job.time_limit_s - 1), grace=timedelta(0)) == []
@@ -145,9 +149,9 @@ def test_a_killed_workers_job_is_aborted_by_the_sweeper(
 
 @pytest.mark.llama
 def test_a_job_over_its_soft_time_limit_ends_failed_and_its_run_is_posted_failed(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     spec = attach_spec(gemma_server.base_url, max_tokens=16, repetitions=200)
     job_id = _queue(staff_client, "bench-a", spec, time_limit_s=20)
@@ -160,14 +164,14 @@ def test_a_job_over_its_soft_time_limit_ends_failed_and_its_run_is_posted_failed
     assert (job.finished_at - job.started_at).total_seconds() < 60
 
 
-def _task_return(worker: RigWorker, timeout_s: float) -> tuple[float, dict]:
-    """Wait until the worker logs the task's return value; return (time.monotonic() then, the value)."""
+def _task_return(worker: RigWorker, timeout_s: float) -> dict:
+    """Wait until the worker logs the task's return value; return the value."""
     done = re.compile(r"Task rigboard\.run_benchmark\[[^\]]+\] succeeded in [\d.]+s: (\{.*\})")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         found = done.search(worker.log())
         if found:
-            return time.monotonic(), ast.literal_eval(found.group(1))
+            return ast.literal_eval(found.group(1))
         time.sleep(0.1)
     raise AssertionError(f"the task did not return within {timeout_s} s:\n{worker.log()[-4000:]}")
 
@@ -199,9 +203,9 @@ def llama_port() -> Iterator[int]:
 
 @pytest.mark.llama
 def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server_section, llama_port, tmp_path
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server_section, llama_port, tmp_path
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     port = llama_port
     repetitions = 40
@@ -215,7 +219,6 @@ def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
     wait_for_first_sample(run_uuid, worker)
     assert _llama_servers_on(port)  # the worker launched its llama-server
 
-    aborted_at = time.monotonic()
     response = staff_client.post(
         f"/api/jobs/{job_id}/status/", {"status": "aborted", "error": "aborted by ops: wrong model"}, format="json"
     )
@@ -224,20 +227,19 @@ def test_a_job_staff_abort_mid_run_stops_the_rigs_benchmark_and_its_server(
     held = sorted(Sample.objects.filter(run__uuid=run_uuid).values_list("index", flat=True))
     assert held == list(range(1, len(held) + 1)) and len(held) <= 3
 
-    returned_at, result = _task_return(worker, timeout_s=60)
-    # Stopped after the repetition in hand (whose append was refused), not after the 40th.
+    result = _task_return(worker, timeout_s=300)
+    # Stopped after the repetition in hand (whose append was refused), not after the 40th:
+    # what it measured says so, however busy the machine (no wall-clock window).
     assert result["status"] == "aborted" and result["error"] == "aborted by ops: wrong model", result
     assert len(held) <= result["n_samples"] <= len(held) + 1 <= repetitions - 6
     assert result["delivered"] == "closed_on_service"
-    # The 38 or so repetitions left would take a minute or more on two cores; the stop takes a few seconds.
-    assert returned_at - aborted_at < 30, worker.log()[-3000:]
     # Its llama-server was stopped before the task returned.
     assert _llama_servers_on(port) == []
     with pytest.raises(requests.ConnectionError):
         requests.get(f"http://127.0.0.1:{port}/health", timeout=2)
 
-    # The service's word stands: no report overwrote the job, the run kept what it had.
-    time.sleep(0.5)
+    # The service's word stands: no report overwrote the job, the run kept what it had
+    # (the task has returned: every report it made was answered before that).
     job = BenchmarkJob.objects.get(pk=job_id)
     assert job.status == "aborted" and job.error == "aborted by ops: wrong model" and job.finished_at
     run = Run.objects.get(uuid=run_uuid)

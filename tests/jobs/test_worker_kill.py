@@ -5,7 +5,6 @@ A real rig worker on the real Redis, a live Rigboard, llama-server + Gemma."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import timedelta
 
@@ -17,16 +16,16 @@ from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run
 from leaderboard.results.services.silent import runs_close_silent
-from tests.jobs.conftest import wait_for_first_sample
-from tests.runners.test_llama_faults import pids_with
+from tests.fixtures.llama_jobs import pids_with
+from tests.fixtures.waiting import wait_for_first_sample, wait_until, wait_until_served
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.llama, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_killed_workers_server_dies_with_it_and_its_job_is_closed_in_minutes(
-    staff_client, rig_with_token, rig_worker, live_server, gemma_server_section, tmp_path
+    staff_client, make_rig_and_token, rig_worker, live_server, gemma_server_section, tmp_path
 ):
-    _, raw = rig_with_token("bench-a")
+    _, raw = make_rig_and_token("bench-a")
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
     marker = f"worker-kill-{uuid.uuid4().hex[:8]}"
     spec = {
@@ -42,11 +41,8 @@ def test_a_killed_workers_server_dies_with_it_and_its_job_is_closed_in_minutes(
     wait_for_first_sample(job.run_uuid, worker, timeout_s=180)
     assert pids_with(marker)
     worker.kill()
-    deadline = time.monotonic() + 10
-    while pids_with(marker):
-        assert time.monotonic() < deadline, "llama-server outlived its rig worker"
-        time.sleep(0.1)
-    time.sleep(1)  # an append sent just before the kill is stored or dropped by now
+    wait_until(lambda: not pids_with(marker), 10, "llama-server to die with its rig worker")
+    wait_until_served(live_server)  # an append sent just before the kill is stored or dropped now
     run = Run.objects.get(uuid=job.run_uuid)
     held = sorted(run.samples.values_list("index", flat=True))
     assert run.status == "running" and 1 <= len(held) < 30

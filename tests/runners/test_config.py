@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.config import ConfigError, RigConfig, ServerConfig, load_rig_config
+from runners.config import ConfigError, RigConfig, ServerConfig, read_spec
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "runners" / "examples" / "rig.toml"
 
@@ -82,7 +82,7 @@ def test_it_takes_every_spec_type_llama_server_takes(spec_type: str) -> None:
 
 
 def test_it_loads_the_example_config() -> None:
-    config = load_rig_config(EXAMPLE)
+    config = RigConfig.from_mapping(read_spec(EXAMPLE))  # what the CLI does with --config
     assert config.server is not None
     assert config.server.spec_type == "draft-mtp"
     assert config.workload.max_tokens == 2000
@@ -94,11 +94,11 @@ def test_it_reports_a_toml_syntax_error_with_the_file_name(tmp_path: Path) -> No
     bad = tmp_path / "rig.toml"
     bad.write_text("[server\nmodel = 1")
     with pytest.raises(ConfigError) as caught:
-        load_rig_config(bad)
+        read_spec(bad)
     assert caught.value.field == str(bad)
     assert "not valid TOML" in caught.value.reason
 
 
 def test_it_reports_a_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the config file"):
-        load_rig_config(tmp_path / "nope.toml")
+        read_spec(tmp_path / "nope.toml")

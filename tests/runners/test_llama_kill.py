@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
@@ -31,17 +30,11 @@ from runners.harness.orphans import _cmdline, process_start_time
 from runners.harness.server import free_port
 from runners.pipeline import run_job
 from tests.fixtures.llama_jobs import SmallJob, pids_with, tagged, write_rig_config
+from tests.fixtures.waiting import wait_until, wait_until_served
 from tests.runners.unwritable import full_dir, read_only_dir
 
 pytestmark = pytest.mark.llama
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def test_a_runner_killed_mid_run_takes_its_server_with_it_and_its_run_is_closed_with_its_samples(
@@ -59,7 +52,7 @@ def test_a_runner_killed_mid_run_takes_its_server_with_it_and_its_run_is_closed_
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_until(lambda: Sample.objects.filter(run__uuid=run_uuid).exists(), 120, "a repetition on the service")
+        wait_until(lambda: Sample.objects.filter(run__uuid=run_uuid).exists(), 300, "a repetition on the service")
         assert pids_with(marker), "llama-server should be running"
         runner.kill()
         runner.wait(timeout=10)
@@ -68,7 +61,7 @@ def test_a_runner_killed_mid_run_takes_its_server_with_it_and_its_run_is_closed_
             runner.kill()
     # The parent-death signal: the server does not outlive its runner.
     wait_until(lambda: not pids_with(marker), 10, "llama-server to die with its runner")
-    time.sleep(1)  # an append sent just before the kill is stored or dropped by now
+    wait_until_served(live_server)  # an append sent just before the kill is stored or dropped now
     run = Run.objects.get(uuid=run_uuid)
     held = sorted(run.samples.values_list("index", flat=True))
     assert run.status == "running" and held == list(range(1, len(held) + 1)) and 1 <= len(held) < 30

@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 import uuid
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from runners.delivery import client as client_module
 from runners.delivery.client import LiveRun, ServiceClient, answer_text
 from tests.fixtures.delivery import TOKEN, ScriptedService, down_client, run_json, whole_run
 from tests.fixtures.loopback import LoopbackServer, QuietHandler
+from tests.fixtures.waiting import wait_until
 from tests.runners.unwritable import full_dir, read_only_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,11 +142,12 @@ def test_an_open_run_gets_a_heartbeat_while_nothing_else_is_sent(
     monkeypatch.setattr(client_module, "HEARTBEAT_S", 0.3)
     service.answers = [(201, {"status": "running"})]
     live_run.open({"uuid": live_run.run_uuid})
-    time.sleep(1.5)
+
+    def beats() -> list[dict]:
+        return [r for r in service.requests if r["path"].endswith("/samples/")]
+
+    wait_until(lambda: len(beats()) >= 2, 30, "two heartbeats")
     live_run.close(whole_run(live_run.run_uuid, 1))
-    beats = [r for r in service.requests if r["path"].endswith("/samples/")]
-    assert len(beats) >= 2
-    assert all(r["body"] == {"samples": [], "sweep_points": []} for r in beats)
-    count = len(service.requests)
-    time.sleep(0.8)
-    assert len(service.requests) == count  # none after the close
+    assert all(r["body"] == {"samples": [], "sweep_points": []} for r in beats())
+    # None after the close: the heartbeat's thread has ended, so nothing more can be sent.
+    assert not [t for t in threading.enumerate() if t.name == f"heartbeat-{live_run.run_uuid}"]

@@ -1,7 +1,8 @@
 """Run-to-run noise: where a rig has run one configuration several times, how
 far its run medians spread. A difference between two runs within that noise
-margin (``NOISE_MARGIN_SDS`` sample standard deviations of the run medians) is
-not evidence that one stack is faster."""
+margin (runners.stats.run_noise with k = NOISE_K_DESCRIBE: the one definition of
+run-to-run noise, and why its k differs from the regression verdict's) is not
+evidence that one stack is faster."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db.models import Avg, Count, F, Max, Min, QuerySet, Sum
+from django.db.models import Avg, Count, F, Max, Min, Q, QuerySet, Sum
+from django.db.models.functions import Ln
 
 from leaderboard.results.models import CONFIGURATION_GROUP, Run, RunStatus, SummarySource
+from runners import stats
 
-# "Within run-to-run spread" means within this many sample SDs (n − 1) of the run
-# medians (two or more runs): the one rule of the compare view and the rig page.
-NOISE_MARGIN_SDS = 2
-NOISE_MARGIN_RULE = f"{NOISE_MARGIN_SDS} × the sample standard deviation (n − 1) of the run medians"
+# "Within run-to-run spread": the one rule of the compare view and the rig page.
+NOISE_MARGIN_SDS = stats.NOISE_K_DESCRIBE
+NOISE_MARGIN_RULE = (
+    f"{NOISE_MARGIN_SDS:g} × the standard deviation of the run medians on a log scale "
+    f"(from {stats.MIN_NOISE_RUNS} runs)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class Spread:
     stdev_of_medians: float | None
     min_median: float
     max_median: float
+    noise: stats.RunNoise  # the noise rule's figures (log scale); the fields above describe
 
     @property
     def stdev_pct(self) -> float | None:
@@ -43,15 +49,13 @@ class Spread:
 
     @property
     def margin_pct(self) -> float | None:
-        """Return the noise margin, ``NOISE_MARGIN_SDS`` × the sample SD of the run
-        medians in percent of their mean; None without an SD (fewer than two runs)."""
-        sd_pct = self.stdev_pct
-        return None if sd_pct is None else NOISE_MARGIN_SDS * sd_pct
+        """Return the noise margin (``noise.floor_pct``: NOISE_MARGIN_SDS × the SD of
+        the log run medians, in percent); None below MIN_NOISE_RUNS runs."""
+        return self.noise.floor_pct
 
     def covers(self, delta_pct: float) -> bool:
         """Return whether a difference of ``delta_pct`` % is within the noise margin."""
-        margin = self.margin_pct
-        return margin is not None and abs(delta_pct) <= margin
+        return self.noise.contains(delta_pct)
 
     @property
     def key(self) -> tuple[int, int, int, int, int]:
@@ -100,6 +104,12 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
             # Σx², not StdDev: SQLite's STDDEV_SAMP (Python's statistics.stdev)
             # raises on the one-run groups HAVING drops only afterwards.
             sumsq=Sum(F("decode_tokens_per_s_median") * F("decode_tokens_per_s_median")),
+            n_log=Count("pk", filter=Q(decode_tokens_per_s_median__gt=0)),
+            sum_logs=Sum(Ln("decode_tokens_per_s_median"), filter=Q(decode_tokens_per_s_median__gt=0)),
+            sum_log_squares=Sum(
+                Ln("decode_tokens_per_s_median") * Ln("decode_tokens_per_s_median"),
+                filter=Q(decode_tokens_per_s_median__gt=0),
+            ),
             lo=Min("decode_tokens_per_s_median"),
             hi=Max("decode_tokens_per_s_median"),
         )
@@ -120,6 +130,12 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
             stdev_of_medians=sample_sd(n=r["n"], mean=r["mean"], sum_of_squares=r["sumsq"]),
             min_median=r["lo"],
             max_median=r["hi"],
+            noise=stats.run_noise_from_log_sums(
+                n=r["n_log"],
+                sum_logs=r["sum_logs"] or 0.0,
+                sum_log_squares=r["sum_log_squares"] or 0.0,
+                k=NOISE_MARGIN_SDS,
+            ),
         )
         for r in rows
     ]

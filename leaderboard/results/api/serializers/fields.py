@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from runners.delivery.schema_types import json_type
@@ -44,9 +43,8 @@ def whole(*, min_value: int | None = 0, max_value: int | None = None, required: 
     return WholeNumberField(required=required, allow_null=not required, **bounds)
 
 
-# Strict text, booleans, uuids and datetimes (docs/api.md, "Types"): DRF's own
-# fields coerce ``123`` to "123", ``"yes"`` to true and a naive datetime to the
-# server's time zone, so a runner's type bug would be stored as something else.
+# Strict text (docs/api.md, "Types"): DRF's own CharField coerces ``123`` to "123",
+# so a runner's type bug would be stored as something else.
 
 
 def _reject_non_strings(data: Any, *, what: str) -> None:
@@ -60,38 +58,3 @@ class StrictCharField(serializers.CharField):
     def to_internal_value(self, data: Any) -> str:
         _reject_non_strings(data, what="A string")
         return super().to_internal_value(data)
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """true or false: DRF's BooleanField also takes "yes", "true", 1 and "on"."""
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            raise serializers.ValidationError(f"A boolean (true or false) is required, not {json_type(data)}.")
-        return data
-
-
-class StrictUUIDField(serializers.UUIDField):
-    """A UUID written as a string: DRF's UUIDField also takes an integer."""
-
-    def to_internal_value(self, data: Any) -> Any:
-        _reject_non_strings(data, what="A UUID string")
-        return super().to_internal_value(data)
-
-
-class AwareDateTimeField(serializers.DateTimeField):
-    """An ISO 8601 string with a time zone (``Z`` or ``+02:00``), stored in UTC.
-
-    DRF reads a naive datetime in the server's time zone, which silently moves
-    a rig's timestamps by its UTC offset; offsets PostgreSQL cannot store
-    (beyond ±15:59) are fine here because the value is converted to UTC."""
-
-    def to_internal_value(self, value: Any) -> Any:
-        _reject_non_strings(value, what="A datetime string")
-        try:
-            parsed = parse_datetime(value)
-        except ValueError:
-            parsed = None
-        if parsed is not None and parsed.tzinfo is None:
-            raise serializers.ValidationError("The datetime needs a time zone, e.g. 2026-11-21T21:00:00Z or +02:00.")
-        return super().to_internal_value(value)

@@ -1,4 +1,4 @@
-"""Issue 12, "The site a visitor trusts", page by page through the test client:
+"""The site's pages through the test client:
 sweep-only runs listed, blanks sorted last, honest labels, provenance, error
 pages, exports, run-to-run noise and failed output checks. The browser checks of
 the same faults (what a person sees at 1400 px and 390 px) are in test_site_browser.py."""
