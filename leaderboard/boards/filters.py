@@ -74,7 +74,14 @@ class LeaderboardFilterForm(forms.Form):
     rig = forms.ChoiceField(required=False)
     model = forms.CharField(required=False, max_length=100, label="Model family", help_text="e.g. qwen3.6")
     engine = forms.ChoiceField(required=False, choices=_blank_choice(list(Engine.choices)))
-    spec = forms.ChoiceField(required=False, label="Speculative", choices=_blank_choice(list(SpeculativeType.choices)))
+    spec = forms.ChoiceField(
+        required=False,
+        label="Speculative",
+        # "None" in a menu reads as a missing value: say what it means.
+        choices=_blank_choice(
+            [(v, "off (no drafting)" if v == SpeculativeType.NONE else label) for v, label in SpeculativeType.choices]
+        ),
+    )
     quant = forms.ChoiceField(required=False, label="Quantization")
     workload = forms.ChoiceField(required=False)
     provenance = forms.ChoiceField(required=False, choices=_blank_choice(list(Provenance.choices)))

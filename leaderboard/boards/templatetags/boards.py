@@ -24,6 +24,9 @@ register.filter("num", formatting.num)
 register.filter("as_printed", formatting.as_printed)
 register.filter("vram_gib", formatting.vram_gib)
 register.filter("http_url", http_url)
+register.filter("field_label", formatting.field_label)
+register.filter("reason_text", formatting.reason_text)
+register.filter("flash_attn_shown", formatting.flash_attn_shown)
 register.simple_tag(formatting.provenance_badge)
 register.simple_tag(formatting.card_not_stated_badge)
 register.simple_tag(formatting.cost_cell)
@@ -37,7 +40,10 @@ def signed(value: Any, digits: int = 1) -> str:
     """Return a signed percentage like ``+1.3%``; an en dash when missing."""
     if value is None:
         return "–"
-    return f"{float(value):+,.{int(digits)}f}%"
+    shown = f"{float(value):+,.{int(digits)}f}"
+    if float(shown) == 0:  # -0.04 rounds to "-0.0": no change at this precision, unsigned
+        shown = shown[1:]
+    return f"{shown}%"
 
 
 @register.filter
