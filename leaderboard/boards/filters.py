@@ -12,7 +12,22 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    CharField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Concat, Lower, NullIf, TruncDate
 
 from leaderboard.intake.models import public_rigs_q
 from leaderboard.results.models import (
@@ -25,9 +40,12 @@ from leaderboard.results.models import (
     Run,
     Sample,
     SpeculativeType,
+    Workload,
 )
 
 # sort key in the URL → (column label, ORDER BY expression). "-key" sorts descending.
+# Each orders by the value its column shows (``shown_value``): names case-insensitively,
+# the cost a row prints (electricity, else the published price), the date it prints.
 SORTS: dict[str, tuple[str, str]] = {
     "decode": ("Decode t/s", "decode_tokens_per_s_mean"),
     "n": ("n", "n_samples"),
@@ -43,10 +61,9 @@ SORTS: dict[str, tuple[str, str]] = {
     "ctx": ("Context", "configuration__ctx_size"),
     "power": ("Power W", "power_w_mean"),
     "tpkwh": ("Tokens/kWh", "tokens_per_kwh"),
-    # Cheaper electricity per token is more tokens per kWh: the same column, reversed.
-    "cost": ("$/MTok", "-tokens_per_kwh"),
+    "cost": ("$/MTok", "shown_cost"),
     "provenance": ("Provenance", "provenance"),
-    "date": ("Date", "created_at"),
+    "date": ("Date", "shown_date"),
 }
 DEFAULT_SORT = "-decode"
 # Columns the ranked queryset never has NULL in (it requires a decode figure).
@@ -113,8 +130,6 @@ class FilterOptions:
 
 def filter_options() -> FilterOptions:
     """Return the values the filter selects offer (four queries, whatever the row count)."""
-    from leaderboard.results.models import Workload
-
     return FilterOptions(
         gpus=list(RigGpu.objects.order_by("model").values_list("model", flat=True).distinct()),
         rigs=list(Rig.objects.filter(public_rigs_q()).order_by("name").values_list("name", flat=True)),
@@ -124,7 +139,9 @@ def filter_options() -> FilterOptions:
             .values_list("quantization", flat=True)
             .distinct()
         ),
-        workloads=[(w.pk, str(w)) for w in Workload.objects.order_by("name", "version", "pk")],
+        # One entry per name and version a visitor reads (a workload's other fields,
+        # its prompt hash or token budget, make rows the menu must not repeat).
+        workloads=list({str(w): (w.pk, str(w)) for w in Workload.objects.order_by("name", "version", "-pk")}.values()),
     )
 
 
@@ -136,7 +153,6 @@ _FIELD_LOOKUPS = {
     "engine": "stack__engine",
     "spec": "configuration__speculative_type",
     "quant": "model_file__quantization",
-    "workload": "workload_id",
     "provenance": "provenance",
 }
 
@@ -148,11 +164,14 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
     for name, lookup in _FIELD_LOOKUPS.items():
         if data.get(name):
             queryset = queryset.filter(**{lookup: data[name]})
-    # Whole UTC days as a half-open range on the raw column, so its index serves it.
-    if data.get("since"):
-        queryset = queryset.filter(created_at__gte=_day_start(data["since"]))
-    if data.get("until") and data["until"] < date.max:  # up to 9999-12-31 is everything
-        queryset = queryset.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
+    if data.get("workload"):
+        # Every workload of the chosen one's name and version: the menu lists each once.
+        chosen = Workload.objects.filter(pk=data["workload"])
+        same = Workload.objects.filter(
+            name=Subquery(chosen.values("name")[:1]), version=Subquery(chosen.values("version")[:1])
+        )
+        queryset = queryset.filter(workload__in=same.values("pk"))
+    queryset = _dates_filter(queryset, data.get("since"), data.get("until"))
     if data.get("q"):
         # One box for rig, GPU and model names (subqueries: no duplicate rows).
         # The small tables are searched, the runs filtered by id: no join on the ranked scan.
@@ -202,23 +221,74 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
+def _dates_filter(queryset: QuerySet[Run], since: date | None, until: date | None) -> QuerySet[Run]:
+    """Return the runs whose shown date lies in since..until (whole days, either may be None).
+
+    A measured run shows the UTC day it was stored: a half-open range on the raw
+    column, so its index serves it. A reported run shows its source's date, which
+    may be a year or a month (``2026-03``): it is kept when that period overlaps the
+    range, compared as text (``2026-03~`` sorts after every day of March)."""
+    if until is not None and until >= date.max:  # up to 9999-12-31 is everything
+        until = None
+    if since is None and until is None:
+        return queryset
+    measured = ~Q(provenance=Provenance.REPORTED)
+    reported = Q(provenance=Provenance.REPORTED, source__published_date__gt="")
+    if since is not None:
+        measured &= Q(created_at__gte=_day_start(since))
+        reported &= Q(shown_period_end__gte=since.isoformat())
+    if until is not None:
+        measured &= Q(created_at__lt=_day_start(until + timedelta(days=1)))
+        reported &= Q(source__published_date__lte=until.isoformat())
+    return queryset.annotate(
+        shown_period_end=Concat(F("source__published_date"), Value("~"), output_field=CharField())
+    ).filter(measured | reported)
+
+
+def shown_value(expression: str, usd_per_kwh: float) -> Any:
+    """Return the ORDER BY expression of a sort: the value its column shows."""
+    if expression in ("rig__name", "model_file__name", "model_file__quantization", "stack__engine"):
+        return Lower(expression)
+    if expression == "configuration__speculative_type":
+        # The label a cell prints ("MTP", "Draft model"); none is a blank cell.
+        labels = [
+            When(configuration__speculative_type=v, then=Value(str(label).lower()))
+            for v, label in SpeculativeType.choices
+            if v != SpeculativeType.NONE
+        ]
+        return Case(*labels, default=Value(None), output_field=CharField())
+    if expression == "shown_cost":
+        # A row prints its electricity cost at the page's $/kWh, else the price its article printed.
+        electricity = ExpressionWrapper(Value(usd_per_kwh * 1_000_000) / F("tokens_per_kwh"), output_field=FloatField())
+        return Case(
+            When(tokens_per_kwh__gt=0, then=electricity), default=F("cost_usd_per_mtok"), output_field=FloatField()
+        )
+    if expression == "shown_date":
+        # A reported run prints its source's date (YYYY, YYYY-MM or a day; undated: blank), a measured one its day.
+        return Case(
+            When(provenance=Provenance.REPORTED, then=NullIf(F("source__published_date"), Value(""))),
+            default=Cast(TruncDate("created_at"), CharField()),
+            output_field=CharField(),
+        )
+    return F(expression)
+
+
 def parse_sort(raw: str | None) -> str:
     """Return a known sort key (``decode`` or ``-decode``…); the default for anything else."""
     key = (raw or "").strip()
     return key if key.lstrip("-") in SORTS else DEFAULT_SORT
 
 
-def runs_sort(queryset: QuerySet[Run], sort: str) -> QuerySet[Run]:
-    """Return ``queryset`` ordered by ``sort``, missing values last, ties broken
-    by decode t/s (fastest first), then by run id."""
+def runs_sort(queryset: QuerySet[Run], sort: str, *, usd_per_kwh: float = 0.15) -> QuerySet[Run]:
+    """Return ``queryset`` ordered by ``sort`` on the values the column shows
+    (``usd_per_kwh`` prices the electricity cost), missing values last, ties
+    broken by decode t/s (fastest first), then by run id."""
     descending = sort.startswith("-")
     expression = SORTS[sort.lstrip("-")][1]
-    if expression.startswith("-"):
-        expression, descending = expression[1:], not descending
     if expression == "gpu_sort":
-        first_gpu = RigGpu.objects.filter(rig=OuterRef("rig")).values("rig").annotate(m=Min("model")).values("m")
+        first_gpu = RigGpu.objects.filter(rig=OuterRef("rig")).values("rig").annotate(m=Min(Lower("model"))).values("m")
         queryset = queryset.annotate(gpu_sort=Subquery(first_gpu))
-    field = F(expression)
+    field = shown_value(expression, usd_per_kwh)
     if expression in NEVER_NULL:
         # No NULLs to place: plain DESC keeps the order the rank index stores.
         order = field.desc() if descending else field.asc()

@@ -12,6 +12,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
+from leaderboard.results.models import Engine
+
 
 def num(value: Any, digits: int = 1) -> str:
     """Return ``value`` with thousands separators and ``digits`` decimals; an en dash when missing."""
@@ -114,14 +116,30 @@ def markers(row: Any) -> str:
     return mark_safe("".join(parts))  # noqa: S308 - each part was built by format_html
 
 
+def published_cost_is_api_price(engine: str) -> bool:
+    """Return True when a published $/MTok is an API's price (a hosted model: the
+    Cloud API engine), False when it is a local rig's electricity (seed 002's
+    "Electricity only (~$0.02/MTok)")."""
+    return engine in (Engine.CLOUD_API.value, Engine.CLOUD_API.label)
+
+
+def cost_label(engine: str) -> str:
+    """Return what a published $/MTok is: "API price" or "electricity" (see published_cost_is_api_price)."""
+    return "API price" if published_cost_is_api_price(engine) else "electricity"
+
+
 def cost_cell(row: Any) -> str:
-    """Return the $/MTok a row has: electricity at the page's price, else the API price its article printed."""
+    """Return the $/MTok a row has: electricity at the page's price, else the figure its
+    article printed, labelled with what it is (an API price or the article's electricity cost)."""
     if row.electricity_usd_per_mtok is not None:
         return num(row.electricity_usd_per_mtok, 2)
     if getattr(row, "cost_usd_per_mtok", None) is not None:
+        if published_cost_is_api_price(row.engine):
+            title, label = "API price as published, not electricity", "API"
+        else:
+            title, label = "electricity cost as the article published it", "electricity"
         return format_html(
-            '{} <span class="muted" title="API price as published, not electricity">API</span>',
-            as_printed(row.cost_usd_per_mtok),
+            '{} <span class="muted cost-kind" title="{}">{}</span>', as_printed(row.cost_usd_per_mtok), title, label
         )
     return "–"
 

@@ -69,9 +69,9 @@ from leaderboard.regressions.models import Subscription
 from leaderboard.results.models import ModelFile, PublishedComparison, Rig, Run, Source
 from leaderboard.results.services.rigs import GpuSpec
 
-owner = User.objects.filter(email="%(email)s").first()
+owner = User.objects.filter(email=EMAIL).first()
 if owner is None:
-    owner = User.objects.create_user("owner", "%(email)s", "%(password)s")
+    owner = User.objects.create_user("owner", EMAIL, PASSWORD)
     EmailAddress.objects.create(user=owner, email=owner.email, verified=True, primary=True)
     owned_rig_register(owner=owner, name="owner-rig", gpus=[GpuSpec(model="RTX 4090", vram_gb=24, count=1)])
 owned = Rig.objects.get(name="owner-rig")
@@ -96,7 +96,7 @@ print(json.dumps({
     "campaign": Campaign.objects.filter(rig=demo_rig).get().pk,
     "subscription": sub.pk, "reference": sub.reference_configs.get().pk,
 }))
-""" % {"email": OWNER_EMAIL, "password": OWNER_PASSWORD}
+"""
 
 
 @dataclass(frozen=True)
@@ -132,7 +132,7 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoSite]:
     make = ["make", "-s", "demo-data", f"BIN={Path(sys.executable).parent}"]
     done = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    ids = run_embedded(SETUP, tmp)
+    ids = run_embedded(f"EMAIL, PASSWORD = {OWNER_EMAIL!r}, {OWNER_PASSWORD!r}\n" + SETUP, tmp)
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
@@ -190,7 +190,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         "account_email": ["/accounts/email/"],
         "account_change_password": ["/accounts/password/change/"],
     }
-    return {**pages, **{name: paths for name, paths in owner_pages.items()}}
+    return {**pages, **owner_pages}
 
 
 OWNER_ONLY = {
@@ -270,7 +270,8 @@ CHECK_PAGE = r"""
     for (const text of chart.querySelectorAll('svg text')) {
       const r = text.getBoundingClientRect();
       if (!visible(r) || !text.textContent.trim()) { continue; }
-      if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 || r.bottom > frame.bottom + 1) {
+      if (r.left < frame.left - 1 || r.right > frame.right + 1 ||
+          r.top < frame.top - 1 || r.bottom > frame.bottom + 1) {
         problems.push(`${name}: label "${text.textContent}" outside its chart`);
       }
     }
@@ -321,49 +322,47 @@ def check_page(page: Any, url: str, *, words: bool = True) -> list[str]:
     return [f"/{where}: {e}" for e in errors]
 
 
-@pytest.fixture(scope="session")
-def crawl(demo_site: DemoSite, chromium: Any) -> dict[int, list[str]]:
-    """Crawl every page at both widths, anonymous then signed in; return the problems per width."""
-    paths = page_paths(demo_site.ids)
-    found: dict[int, list[str]] = {}
-    for width in WIDTHS:
-        context = chromium.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 600)
-        page = context.new_page()
-        console: list[str] = []
-        page.on("pageerror", lambda exc, c=console: c.append(f"page error: {exc}"))
-        page.on("console", lambda msg, c=console: c.append(f"console: {msg.text}") if msg.type == "error" else None)
-        problems: list[str] = []
+def crawl_width(chromium: Any, site: DemoSite, width: int) -> list[str]:
+    """Crawl every page at ``width``, anonymous then signed in; return the problems found."""
+    paths = page_paths(site.ids)
+    context = chromium.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 600)
+    page = context.new_page()
+    console: list[str] = []
+    page.on("pageerror", lambda exc: console.append(f"page error: {exc}"))
+    page.on("console", lambda msg: console.append(f"console: {msg.text}") if msg.type == "error" else None)
+    problems: list[str] = []
 
-        def visit(url: str, *, words: bool = True, page: Any = page, console: list[str] = console) -> None:
-            before = len(console)
-            problems.extend(check_page(page, url, words=words))
-            problems.extend(f"{url} @{width}: {c}" for c in console[before:])
+    def visit(path: str, *, words: bool = True) -> None:
+        before = len(console)
+        problems.extend(check_page(page, site.url + path, words=words))
+        problems.extend(f"{path} @{width}: {c}" for c in console[before:])
 
+    try:
         anonymous = [p for name, ps in paths.items() if name not in OWNER_ONLY for p in ps]
-        page.goto(demo_site.url + "/")
+        page.goto(site.url + "/")
         links = page.evaluate(
             "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
             ".filter(h => h.startsWith('/') && !h.startsWith('//'))"
         )
         # The exports and the admin are not pages a visitor reads.
-        followed = [h for h in dict.fromkeys(links) if not h.startswith(("/admin", "/leaderboard.", "/api/runs"))]
+        followed = [h for h in links if not h.startswith(("/admin", "/leaderboard.", "/api/runs"))]
         for path in dict.fromkeys([*anonymous, *followed]):
             # The API docs print the API's own field names, by design.
-            visit(demo_site.url + path, words=not path.startswith("/api/"))
-        page.goto(demo_site.url + "/accounts/login/")
+            visit(path, words=not path.startswith("/api/"))
+        page.goto(site.url + "/accounts/login/")
         page.fill("input[name=login]", OWNER_EMAIL)
         page.fill("input[name=password]", OWNER_PASSWORD)
-        page.click("form button[type=submit]")
+        page.click("main form button[type=submit]")
         page.wait_for_url("**/me/rigs/")
         for name in sorted(OWNER_ONLY):
             for path in paths[name]:
-                visit(demo_site.url + path)
-        found[width] = problems
+                visit(path)
+    finally:
         context.close()
-    return found
+    return problems
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_every_demo_page_reads_right(crawl: dict[int, list[str]], width: int) -> None:
-    problems = crawl[width]
+def test_every_demo_page_reads_right(demo_site: DemoSite, chromium: Any, width: int) -> None:
+    problems = crawl_width(chromium, demo_site, width)
     assert not problems, f"{len(problems)} problems at {width} px:\n" + "\n".join(problems)
