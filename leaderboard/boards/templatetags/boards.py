@@ -41,10 +41,10 @@ def signed(value: Any, digits: int = 1) -> str:
     """Return a signed percentage like ``+1.3%``; an en dash when missing."""
     if value is None:
         return "–"
-    shown = f"{float(value):+,.{int(digits)}f}"
-    if float(shown) == 0:  # -0.04 rounds to "-0.0": no change at this precision, unsigned
-        shown = shown[1:]
-    return f"{shown}%"
+    number = round(float(value), int(digits))
+    if number == 0:  # -0.04 rounds to "-0.0": no change at this precision, unsigned
+        return f"{0:.{int(digits)}f}%"
+    return f"{number:+,.{int(digits)}f}%"
 
 
 @register.filter
