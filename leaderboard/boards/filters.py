@@ -69,12 +69,10 @@ DEFAULT_SORT = "-decode"
 # Columns the ranked queryset never has NULL in (it requires a decode figure).
 NEVER_NULL = {
     "decode_tokens_per_s_mean",
-    "n_samples",
     "rig__name",
     "stack__engine",
     "model_file__name",
     "model_file__quantization",
-    "configuration__speculative_type",
     "provenance",
     "created_at",
 }
@@ -249,6 +247,9 @@ def shown_value(expression: str, usd_per_kwh: float) -> Any:
     """Return the ORDER BY expression of a sort: the value its column shows."""
     if expression in ("rig__name", "model_file__name", "model_file__quantization", "stack__engine"):
         return Lower(expression)
+    if expression == "n_samples":
+        # A reported run has no samples of its own: its n cell is blank, not 0.
+        return NullIf(F("n_samples"), Value(0))
     if expression == "configuration__speculative_type":
         # The label a cell prints ("MTP", "Draft model"); none is a blank cell.
         labels = [
