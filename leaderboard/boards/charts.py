@@ -365,8 +365,9 @@ def steps_figure(
 ) -> Figure:
     """Return a tuning journey (seed 003's phases) as a line through each step's
     figure, in order, ticked by the step's short name ("Phase 10"; the hover has the
-    whole label, which ran out of the chart at any width); side tests (no phase) as separate markers after it, not joined
-    to the line, so none reads as the journey's final phase."""
+    whole label, which ran out of the chart at any width); side tests (no phase) as
+    separate markers after it, not joined to the line, so none reads as the
+    journey's final phase."""
     shown = [s for s in steps if s.value is not None]
     side = [s for s in side_tests if s.value is not None]
     data = []
@@ -424,7 +425,8 @@ def steps_figure(
 
 
 def _step_tick(label: str, chars: int = 18) -> str:
-    """Return a step's tick label: "Phase 10" of "Phase 10: The n_gpu=17 Breakthrough", else the label cut to ``chars``."""
+    """Return a step's tick label: "Phase 10" of "Phase 10: The n_gpu=17 Breakthrough",
+    else the label cut to ``chars``."""
     head = label.split(":", 1)[0].strip()
     return head if len(head) <= chars else head[: chars - 1] + "…"
 

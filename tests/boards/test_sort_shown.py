@@ -90,7 +90,7 @@ SHOWN: dict[str, Callable[[dict[str, str]], Any]] = {
     "gpu": _gpus,
     "engine": lambda r: text(r["col-stack"].split("<span", 1)[0]).strip().lower(),
     "model": lambda r: _link(r["col-model"], "model-link"),
-    "quant": lambda r: text(r["col-model"].split("</a>", 1)[1].split("<br>", 1)[0].split("<span", 1)[0]).strip().lower(),
+    "quant": lambda r: text(re.split(r"<br>|<span", r["col-model"].split("</a>", 1)[1])[0]).strip().lower(),
     "spec": _spec,
     "accept": lambda r: number(m.group(1)) if (m := re.search(r"accept ([\d.,]+)", text(r["col-stack"]))) else None,
     "ctx": lambda r: number(text(r["col-ctx"])),
