@@ -99,20 +99,25 @@ def pretty_json(value: Any) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[‘“])")
 
 
+_ONE_REPORT = re.compile(r"This (?:result|run|report)\b")
+
+
 @register.filter
 def distinct_sentences(notes: str | None) -> str:
     """Return ``notes`` with each sentence kept where it first appears. A published rig's
     notes join the distinct notes of every report on it, which repeat one description
     with a sentence changed (the dual-3090 rig: "… This result uses one card"). A
     paragraph (blank-line separated) that loses every sentence is left out; notes
-    with no repeated sentence come back unchanged."""
+    with no repeated sentence come back unchanged. A sentence about one report
+    ("This result uses one card …") is left out too: it describes a run, not the
+    rig, and the run's own notes say it."""
     text = notes or ""
     seen: set[str] = set()
     kept: list[str] = []
     changed = False
     for paragraph in re.split(r"\n\s*\n", text):
         sentences = [s for s in _SENTENCE_END.split(paragraph.strip()) if s]
-        new = [s for s in sentences if s not in seen]
+        new = [s for s in sentences if s not in seen and not _ONE_REPORT.match(s)]
         seen.update(sentences)
         if len(new) < len(sentences):
             changed = True
