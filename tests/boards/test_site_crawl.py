@@ -103,6 +103,8 @@ print(json.dumps({
 class DemoSite:
     url: str
     ids: dict[str, Any]
+    # The server's output: the console email backend writes the mails there.
+    log: Path
 
 
 def _free_port() -> int:
@@ -134,17 +136,19 @@ def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoSite]:
     assert done.returncode == 0, done.stderr[-3000:]
     ids = run_embedded(f"EMAIL, PASSWORD = {OWNER_EMAIL!r}, {OWNER_PASSWORD!r}\n" + SETUP, tmp)
     port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    log = tmp / "server.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+            cwd=ROOT,
+            env={**env, "PYTHONUNBUFFERED": "1"},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_until_up(url, server)
-        yield DemoSite(url, ids)
+        yield DemoSite(url, ids, log)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -366,3 +370,70 @@ def crawl_width(chromium: Any, site: DemoSite, width: int) -> list[str]:
 def test_every_demo_page_reads_right(demo_site: DemoSite, chromium: Any, width: int) -> None:
     problems = crawl_width(chromium, demo_site, width)
     assert not problems, f"{len(problems)} problems at {width} px:\n" + "\n".join(problems)
+
+
+def _mailed_link(log: Path, email: str, deadline_s: float = 20) -> str:
+    """Return the confirmation link mailed to ``email`` (the console backend prints it to the server log)."""
+    end = monotonic() + deadline_s
+    while monotonic() < end:
+        text = log.read_text(errors="replace")
+        if f"To: {email}" in text:
+            mail = text.split(f"To: {email}", 1)[1]
+            match = re.search(r"https?://\S+/accounts/confirm-email/\S+/", mail)
+            if match:
+                return match.group(0)
+    pytest.fail(f"no confirmation mail to {email} in the server's output")
+
+
+def test_a_new_visitor_reaches_every_feature_from_the_header(demo_site: DemoSite, chromium: Any) -> None:
+    """Sign up, a rig's token, a campaign, a concurrency comparison and the API docs,
+    following the header's links alone; confirming the email signs the visitor in."""
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    page = context.new_page()
+    header = page.locator("header.site-header")
+    try:
+        page.goto(demo_site.url + "/")
+        for name in ("Leaderboard", "Published comparisons", "Experiments", "Nightly", "llama-bench", "Campaigns",
+                     "Concurrency", "API docs", "Sign up", "Sign in"):  # fmt: skip
+            assert header.get_by_role("link", name=name, exact=True).is_visible(), name
+
+        header.get_by_role("link", name="Sign up", exact=True).click()
+        page.wait_for_url("**/accounts/signup/")
+        assert header.is_visible()  # the account pages are the site's own
+        page.fill("input[name=email]", "newcomer@example.org")
+        page.fill("input[name=password1]", OWNER_PASSWORD)
+        page.fill("input[name=password2]", OWNER_PASSWORD)
+        page.click("main form button[type=submit]")
+        page.wait_for_url("**/accounts/confirm-email/")
+        page.goto(_mailed_link(demo_site.log, "newcomer@example.org"))
+        page.click("main form button[type=submit]")
+        # Confirmed and signed in, without typing the password again.
+        page.wait_for_url("**/me/rigs/")
+        assert header.get_by_role("link", name="My rigs", exact=True).is_visible()
+        assert header.get_by_role("link", name="Sign out", exact=True).is_visible()
+
+        page.click("#register-rig")
+        page.fill("input[name=name]", "newcomer-rig")
+        page.fill("textarea[name=gpus]", "RTX 4060 Ti:16:1")
+        page.click("#rig-form button[type=submit]")
+        assert len(page.inner_text("#new-token").strip()) > 20
+
+        header.get_by_role("link", name="Campaigns", exact=True).click()
+        page.locator(f"main a[href='/campaigns/{demo_site.ids['campaign']}/']").first.click()
+        page.wait_for_url(f"**/campaigns/{demo_site.ids['campaign']}/")
+
+        header.get_by_role("link", name="Concurrency", exact=True).click()
+        page.check(f"#pick-{demo_site.ids['concurrent']}")
+        page.click("#pick-runs button[type=submit]")
+        page.wait_for_url(f"**/concurrency/?runs={demo_site.ids['concurrent']}")
+        assert page.locator("main table").count() >= 1
+
+        header.get_by_role("link", name="API docs", exact=True).click()
+        page.wait_for_url("**/api/docs/")
+
+        header.get_by_role("link", name="Sign out", exact=True).click()
+        page.click("main form button[type=submit]")
+        page.wait_for_load_state()
+        assert header.get_by_role("link", name="Sign in", exact=True).is_visible()
+    finally:
+        context.close()
