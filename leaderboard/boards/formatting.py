@@ -139,7 +139,7 @@ def cost_cell(row: Any) -> str:
         else:
             title, label = "electricity cost as the article published it", "electricity"
         return format_html(
-            '{} <span class="muted cost-kind" title="{}">{}</span>', as_printed(row.cost_usd_per_mtok), title, label
+            '{} <span class="muted" title="{}">{}</span>', as_printed(row.cost_usd_per_mtok), title, label
         )
     return "–"
 
