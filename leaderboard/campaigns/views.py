@@ -111,6 +111,10 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "fits": fits,
             "pareto_figure": pareto_figure(analysis, objective_label, varied),
             "objective_label": objective_label,
+            # The front's sentences name the objective as the spec does: in words here.
+            "pareto_summary": [line.replace(objective, objective_label) for line in analysis.pareto_summary]
+            if objective
+            else analysis.pareto_summary,
             "measured_count": len(measured),
             "failed_check_count": len(failed_checks),
             "direction": OBJECTIVES.get(objective, "maximize"),
