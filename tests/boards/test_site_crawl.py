@@ -90,6 +90,8 @@ print(json.dumps({
     "run": measured.first().pk, "sweep": sweep.pk, "published_sweep": published_sweep.pk,
     "concurrent": concurrent.pk, "bench": bench.pk, "reported": reported.first().pk,
     "compare": [r.pk for r in measured[:4]],
+    "same_figure": ",".join(str(Run.objects.get(report_key=k).pk) for k in (
+        "olares-qwen36-35b-a3b-mtp-q3kxl-32k", "olares-qwen36-35b-a3b-mtp-q3kxl-ctx-sweep")),
     "model": sweep.model_file_id, "gpu": "RTX 3090",
     "source": published_sweep.source_id, "phases_source": phases.pk if phases else None,
     "comparison": PublishedComparison.objects.order_by("pk").first().pk,
@@ -165,7 +167,8 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         "boards:run": [
             f"/runs/{ids[k]}/" for k in ("run", "sweep", "published_sweep", "concurrent", "bench", "reported")
         ],
-        "boards:compare": [f"/compare/?runs={compare}"],
+        # Seed 004's two runs of one figure (249.303 and 249.3): no "-0.0% slower".
+        "boards:compare": [f"/compare/?runs={compare}", f"/compare/?runs={ids['same_figure']}"],
         "boards:sweeps": [f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
         "boards:concurrency": ["/concurrency/", f"/concurrency/?runs={ids['concurrent']}"],
         "boards:published-comparisons": ["/published/comparisons/"],
