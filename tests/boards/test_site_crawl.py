@@ -359,7 +359,7 @@ def crawl_width(chromium: Any, site: DemoSite, width: int) -> list[str]:
         page.goto(site.url + "/accounts/login/")
         page.fill("input[name=login]", OWNER_EMAIL)
         page.fill("input[name=password]", OWNER_PASSWORD)
-        page.click("main form button[type=submit]")
+        page.click("form button[type=submit]")
         page.wait_for_url("**/me/rigs/")
         for name in sorted(OWNER_ONLY):
             for path in paths[name]:
