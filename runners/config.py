@@ -362,6 +362,7 @@ def load_rig_config(path: str | Path) -> RigConfig:
     (``rigboard-runner doctor`` and the tests of ``init`` read the file it wrote)."""
     return RigConfig.from_mapping(read_spec(path))
 
+
 def _build(cls: type, data: Any, prefix: str) -> Any:
     if not isinstance(data, typing.Mapping):
         raise ConfigError(prefix or "config", f"expected a table/object, got {type(data).__name__}")

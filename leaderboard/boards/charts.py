@@ -364,8 +364,10 @@ def steps_figure(
     unit: str = "t/s",
 ) -> Figure:
     """Return a tuning journey (seed 003's phases) as a line through each step's
-    figure, in order; side tests (no phase) as separate markers after it, not joined
-    to the line, so none reads as the journey's final phase."""
+    figure, in order, ticked by the step's short name ("Phase 10"; the hover has the
+    whole label, which ran out of the chart at any width); side tests (no phase) as
+    separate markers after it, not joined to the line, so none reads as the
+    journey's final phase."""
     shown = [s for s in steps if s.value is not None]
     side = [s for s in side_tests if s.value is not None]
     data = []
@@ -389,7 +391,7 @@ def steps_figure(
         xaxis={
             "tickmode": "array",
             "tickvals": list(range(1, len(shown) + 1)),
-            "ticktext": [_esc(s.label) for s in shown],
+            "ticktext": [_esc(_step_tick(s.label)) for s in shown],
             "automargin": True,
         },
         yaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
@@ -418,8 +420,15 @@ def steps_figure(
             }
         )
         layout["xaxis"]["tickvals"] = list(range(1, first + len(side)))
-        layout["xaxis"]["ticktext"] = [*layout["xaxis"]["ticktext"], *[f"({_esc(s.label)})" for s in side]]
+        layout["xaxis"]["ticktext"] = [*layout["xaxis"]["ticktext"], *[f"({_esc(_step_tick(s.label))})" for s in side]]
     return {"data": data, "layout": layout}
+
+
+def _step_tick(label: str, chars: int = 18) -> str:
+    """Return a step's tick label: "Phase 10" of "Phase 10: The n_gpu=17 Breakthrough",
+    else the label cut to ``chars``."""
+    head = label.split(":", 1)[0].strip()
+    return head if len(head) <= chars else head[: chars - 1] + "…"
 
 
 _POWER_LAW = re.compile(

@@ -85,6 +85,9 @@ def verdict(*, delta_pct: float | None, test: TestResult | None, spread: Spread 
     within one run vary less than runs do."""
     if delta_pct is None:
         return ""
+    if round(delta_pct, 1) == 0:
+        # 249.303 against 249.3: no difference at the precision shown (not "-0.0% slower").
+        return "the same (within 0.05%)"
     direction = "faster" if delta_pct > 0 else "slower"
     if spread is not None and spread.covers(delta_pct):
         return "within run-to-run spread"

@@ -12,7 +12,22 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    CharField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.functions import Cast, Concat, Lower, NullIf, TruncDate
 
 from leaderboard.results.models import (
     CONFIGURATION_GROUP,
@@ -24,9 +39,12 @@ from leaderboard.results.models import (
     Run,
     Sample,
     SpeculativeType,
+    Workload,
 )
 
 # sort key in the URL → (column label, ORDER BY expression). "-key" sorts descending.
+# Each orders by the value its column shows (``shown_value``): names case-insensitively,
+# the cost a row prints (electricity, else the published price), the date it prints.
 SORTS: dict[str, tuple[str, str]] = {
     "decode": ("Decode t/s", "decode_tokens_per_s_mean"),
     "n": ("n", "n_samples"),
@@ -42,21 +60,18 @@ SORTS: dict[str, tuple[str, str]] = {
     "ctx": ("Context", "configuration__ctx_size"),
     "power": ("Power W", "power_w_mean"),
     "tpkwh": ("Tokens/kWh", "tokens_per_kwh"),
-    # Cheaper electricity per token is more tokens per kWh: the same column, reversed.
-    "cost": ("$/MTok", "-tokens_per_kwh"),
+    "cost": ("$/MTok", "shown_cost"),
     "provenance": ("Provenance", "provenance"),
-    "date": ("Date", "created_at"),
+    "date": ("Date", "shown_date"),
 }
 DEFAULT_SORT = "-decode"
 # Columns the ranked queryset never has NULL in (it requires a decode figure).
 NEVER_NULL = {
     "decode_tokens_per_s_mean",
-    "n_samples",
     "rig__name",
     "stack__engine",
     "model_file__name",
     "model_file__quantization",
-    "configuration__speculative_type",
     "provenance",
     "created_at",
 }
@@ -73,7 +88,14 @@ class LeaderboardFilterForm(forms.Form):
     rig = forms.ChoiceField(required=False)
     model = forms.CharField(required=False, max_length=100, label="Model family", help_text="e.g. qwen3.6")
     engine = forms.ChoiceField(required=False, choices=_blank_choice(list(Engine.choices)))
-    spec = forms.ChoiceField(required=False, label="Speculative", choices=_blank_choice(list(SpeculativeType.choices)))
+    spec = forms.ChoiceField(
+        required=False,
+        label="Speculative",
+        # "None" in a menu reads as a missing value: say what it means.
+        choices=_blank_choice(
+            [(v, "off (no drafting)" if v == SpeculativeType.NONE else label) for v, label in SpeculativeType.choices]
+        ),
+    )
     quant = forms.ChoiceField(required=False, label="Quantization")
     workload = forms.ChoiceField(required=False)
     provenance = forms.ChoiceField(required=False, choices=_blank_choice(list(Provenance.choices)))
@@ -119,7 +141,11 @@ def filter_options() -> FilterOptions:
             .values_list("quantization", flat=True)
             .distinct()
         ),
-        workloads=[(w.pk, str(w)) for w in workloads_public().order_by("name", "version", "pk")],
+        # One entry per name and version a visitor reads (a workload's other fields,
+        # its prompt hash or token budget, make rows the menu must not repeat).
+        workloads=list(
+            {str(w): (w.pk, str(w)) for w in workloads_public().order_by("name", "version", "-pk")}.values()
+        ),
     )
 
 
@@ -131,7 +157,6 @@ _FIELD_LOOKUPS = {
     "engine": "stack__engine",
     "spec": "configuration__speculative_type",
     "quant": "model_file__quantization",
-    "workload": "workload_id",
     "provenance": "provenance",
 }
 
@@ -150,11 +175,14 @@ def runs_filter(queryset: QuerySet[Run], data: dict[str, Any]) -> QuerySet[Run]:
         # plans for an average rig and ranks every run of a busy one.
         rig_id = Rig.objects.filter(name=data["rig"]).values_list("pk", flat=True).first()
         queryset = queryset.filter(rig_id=rig_id) if rig_id is not None else queryset.none()
-    # Whole UTC days as a half-open range on the raw column, so its index serves it.
-    if data.get("since"):
-        queryset = queryset.filter(created_at__gte=_day_start(data["since"]))
-    if data.get("until") and data["until"] < date.max:  # up to 9999-12-31 is everything
-        queryset = queryset.filter(created_at__lt=_day_start(data["until"] + timedelta(days=1)))
+    if data.get("workload"):
+        # Every workload of the chosen one's name and version: the menu lists each once.
+        chosen = Workload.objects.filter(pk=data["workload"])
+        same = Workload.objects.filter(
+            name=Subquery(chosen.values("name")[:1]), version=Subquery(chosen.values("version")[:1])
+        )
+        queryset = queryset.filter(workload__in=same.values("pk"))
+    queryset = _dates_filter(queryset, data.get("since"), data.get("until"))
     if data.get("q"):
         # One box for rig, GPU and model names (subqueries: no duplicate rows).
         # The small tables are searched, the runs filtered by id: no join on the ranked scan.
@@ -204,23 +232,77 @@ def _day_start(day: date) -> datetime:
     return datetime.combine(day, time.min, tzinfo=UTC)
 
 
+def _dates_filter(queryset: QuerySet[Run], since: date | None, until: date | None) -> QuerySet[Run]:
+    """Return the runs whose shown date lies in since..until (whole days, either may be None).
+
+    A measured run shows the UTC day it was stored: a half-open range on the raw
+    column, so its index serves it. A reported run shows its source's date, which
+    may be a year or a month (``2026-03``): it is kept when that period overlaps the
+    range, compared as text (``2026-03~`` sorts after every day of March)."""
+    if until is not None and until >= date.max:  # up to 9999-12-31 is everything
+        until = None
+    if since is None and until is None:
+        return queryset
+    measured = ~Q(provenance=Provenance.REPORTED)
+    reported = Q(provenance=Provenance.REPORTED, source__published_date__gt="")
+    if since is not None:
+        measured &= Q(created_at__gte=_day_start(since))
+        reported &= Q(shown_period_end__gte=since.isoformat())
+    if until is not None:
+        measured &= Q(created_at__lt=_day_start(until + timedelta(days=1)))
+        reported &= Q(source__published_date__lte=until.isoformat())
+    return queryset.annotate(
+        shown_period_end=Concat(F("source__published_date"), Value("~"), output_field=CharField())
+    ).filter(measured | reported)
+
+
+def shown_value(expression: str, usd_per_kwh: float) -> Any:
+    """Return the ORDER BY expression of a sort: the value its column shows."""
+    if expression in ("rig__name", "model_file__name", "model_file__quantization", "stack__engine"):
+        return Lower(expression)
+    if expression == "n_samples":
+        # A reported run has no samples of its own: its n cell is blank, not 0.
+        return NullIf(F("n_samples"), Value(0))
+    if expression == "configuration__speculative_type":
+        # The label a cell prints ("MTP", "Draft model"); none is a blank cell.
+        labels = [
+            When(configuration__speculative_type=v, then=Value(str(label).lower()))
+            for v, label in SpeculativeType.choices
+            if v != SpeculativeType.NONE
+        ]
+        return Case(*labels, default=Value(None), output_field=CharField())
+    if expression == "shown_cost":
+        # A row prints its electricity cost at the page's $/kWh, else the price its article printed.
+        electricity = ExpressionWrapper(Value(usd_per_kwh * 1_000_000) / F("tokens_per_kwh"), output_field=FloatField())
+        return Case(
+            When(tokens_per_kwh__gt=0, then=electricity), default=F("cost_usd_per_mtok"), output_field=FloatField()
+        )
+    if expression == "shown_date":
+        # A reported run prints its source's date (YYYY, YYYY-MM or a day; undated: blank), a measured one its day.
+        return Case(
+            When(provenance=Provenance.REPORTED, then=NullIf(F("source__published_date"), Value(""))),
+            default=Cast(TruncDate("created_at"), CharField()),
+            output_field=CharField(),
+        )
+    return F(expression)
+
+
 def parse_sort(raw: str | None) -> str:
     """Return a known sort key (``decode`` or ``-decode``…); the default for anything else."""
     key = (raw or "").strip()
     return key if key.lstrip("-") in SORTS else DEFAULT_SORT
 
 
-def runs_sort(queryset: QuerySet[Run], sort: str) -> QuerySet[Run]:
-    """Return ``queryset`` ordered by ``sort``, missing values last, ties broken
-    by decode t/s (fastest first), then by run id."""
+def runs_sort(queryset: QuerySet[Run], sort: str, *, usd_per_kwh: float = 0.15) -> QuerySet[Run]:
+    """Return ``queryset`` ordered by ``sort`` on the values the column shows
+    (``usd_per_kwh`` prices the electricity cost), missing values last, ties
+    broken by decode t/s (fastest first), then by run id."""
     descending = sort.startswith("-")
     expression = SORTS[sort.lstrip("-")][1]
-    if expression.startswith("-"):
-        expression, descending = expression[1:], not descending
     if expression == "gpu_sort":
-        first_gpu = RigGpu.objects.filter(rig=OuterRef("rig")).values("rig").annotate(m=Min("model")).values("m")
+        first_gpu = RigGpu.objects.filter(rig=OuterRef("rig")).values("rig").annotate(m=Min(Lower("model"))).values("m")
         queryset = queryset.annotate(gpu_sort=Subquery(first_gpu))
-    field = F(expression)
+    field = shown_value(expression, usd_per_kwh)
     if expression in NEVER_NULL:
         # No NULLs to place: plain DESC keeps the order the rank index stores.
         order = field.desc() if descending else field.asc()

@@ -5,11 +5,14 @@ directly, so both paths format a value the one way."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
+
+from leaderboard.results.models import Engine
 
 
 def num(value: Any, digits: int = 1) -> str:
@@ -119,13 +122,82 @@ def markers(row: Any) -> str:
     return mark_safe("".join(parts))  # noqa: S308 - each part was built by format_html
 
 
+def published_cost_is_api_price(engine: str) -> bool:
+    """Return True when a published $/MTok is an API's price (a hosted model: the
+    Cloud API engine), False when it is a local rig's electricity (seed 002's
+    "Electricity only (~$0.02/MTok)")."""
+    return engine in (Engine.CLOUD_API.value, Engine.CLOUD_API.label)
+
+
+def cost_label(engine: str) -> str:
+    """Return what a published $/MTok is: "API price" or "electricity" (see published_cost_is_api_price)."""
+    return "API price" if published_cost_is_api_price(engine) else "electricity"
+
+
 def cost_cell(row: Any) -> str:
-    """Return the $/MTok a row has: electricity at the page's price, else the API price its article printed."""
+    """Return the $/MTok a row has: electricity at the page's price, else the figure its
+    article printed, labelled with what it is (an API price or the article's electricity cost)."""
     if row.electricity_usd_per_mtok is not None:
         return num(row.electricity_usd_per_mtok, 2)
     if getattr(row, "cost_usd_per_mtok", None) is not None:
+        if published_cost_is_api_price(row.engine):
+            title, label = "API price as published, not electricity", "API"
+        else:
+            title, label = "electricity cost as the article published it", "electricity"
         return format_html(
-            '{} <span class="muted" title="API price as published, not electricity">API</span>',
-            as_printed(row.cost_usd_per_mtok),
+            '{} <span class="muted" title="{}">{}</span>', as_printed(row.cost_usd_per_mtok), title, label
         )
     return "–"
+
+
+# A stored figure's name as a visitor reads it (a concurrency level's or a latency figure's).
+FIELD_LABELS = {
+    "acceptance_pct": "accept %",
+    "energy_j_per_token": "J/token",
+    "decode_tokens_per_s_mean": "decode t/s",
+    "decode_tokens_per_s": "decode t/s",
+    "prefill_tokens_per_s": "prefill t/s",
+    "output_tokens_per_s": "output t/s",
+    "ttft_ms": "TTFT ms",
+    "itl_ms": "inter-token ms",
+}
+_PERCENTILE_FIELD = re.compile(r"^(?P<base>.+)_p(?P<q>\d+)$")
+
+
+def field_label(name: str) -> str:
+    """Return a figure's stored name as words: ``ttft_ms_p90`` → ``TTFT ms p90``."""
+    if name in FIELD_LABELS:
+        return FIELD_LABELS[name]
+    match = _PERCENTILE_FIELD.match(name)
+    if match and match["base"] in FIELD_LABELS:
+        return f"{FIELD_LABELS[match['base']]} p{match['q']}"
+    return name.replace("_", " ")
+
+
+_TOO_FEW = re.compile(r"needs at least (?P<least>\d+) values, got (?P<got>\d+)")
+
+
+def reason_text(reason: str) -> str:
+    """Return why a figure is missing in a few words: a percentile of no values is
+    "not recorded", of too few "only 1 value"."""
+    match = _TOO_FEW.search(reason or "")
+    if match is None:
+        return reason
+    got = int(match["got"])
+    return "not recorded" if got == 0 else f"only {got} value{'s' if got != 1 else ''}"
+
+
+_FLASH_ATTN_FLAG = re.compile(r"(?:^|\s)(?:--flash-attn|-fa)(?:[ =](?P<value>on|off|auto|true|false|1|0)\b)?")
+
+
+def flash_attn_shown(configuration: Any) -> str:
+    """Return the configuration's flash attention setting; when it was not stored,
+    what its command line says (llama-server's ``--flash-attn on``, or a bare
+    ``--flash-attn`` of older builds, is on); an en dash when neither says."""
+    if configuration.flash_attn:
+        return str(configuration.flash_attn)
+    match = _FLASH_ATTN_FLAG.search(configuration.command_line or "")
+    if match is None:
+        return "–"
+    value = (match["value"] or "on").lower()
+    return {"true": "on", "1": "on", "false": "off", "0": "off"}.get(value, value)

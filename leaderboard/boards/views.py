@@ -22,6 +22,7 @@ from leaderboard.boards.selectors.concurrency import (
     concurrency_board,
     concurrency_view,
     latency_figures,
+    runs_with_levels,
 )
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
@@ -307,6 +308,8 @@ def concurrency_page(request: HttpRequest) -> HttpResponse:
         "items": [(r, run_label(r)) for r in runs],
         "cv": concurrency_view(runs, request.GET, baseline=runs[0] if runs else None),
         "cv_runs": ",".join(str(r.pk) for r in runs),
+        # Nothing chosen: the runs there are to choose from.
+        "pickable": [] if runs else runs_with_levels(),
     }
     return render(request, "boards/concurrency.html", context)
 

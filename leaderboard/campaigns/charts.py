@@ -57,7 +57,7 @@ def _shade(share: float) -> str:
     return f"rgb({int(40 + 200 * share)},{int(80 * (1 - share))},{int(200 * (1 - share))})"
 
 
-def parallel_figure(spec: Mapping[str, Any], trials: Sequence[Any]) -> dict[str, Any]:
+def parallel_figure(spec: Mapping[str, Any], trials: Sequence[Any], *, objective_label: str = "") -> dict[str, Any]:
     """Return one line per trial across the parameters' axes (each value at its place in
     the space's list) and the objective; failed trials dotted at the objective's floor.
     Drawn with scatter lines: the vendored basic bundle has no parcoords."""
@@ -78,7 +78,7 @@ def parallel_figure(spec: Mapping[str, Any], trials: Sequence[Any]) -> dict[str,
                     + ", ".join(f"{n}={trial.params.get(n)}" for n in names))  # fmt: skip
         data.append({
             "type": "scatter", "mode": "lines+markers",
-            "x": [*(esc(n) for n in names), esc(spec.get("objective", "objective"))], "y": ys,
+            "x": [*(esc(n) for n in names), esc(objective_label or spec.get("objective", "objective"))], "y": ys,
             "line": {"color": _shade(share) if share is not None else "#999999",
                      "dash": "solid" if share is not None else "dot", "width": 1.5},
             "hovertext": hover, "hoverinfo": "text", "showlegend": False,
@@ -86,7 +86,8 @@ def parallel_figure(spec: Mapping[str, Any], trials: Sequence[Any]) -> dict[str,
     return {
         "data": data,
         "layout": base_layout(
-            yaxis={"title": {"text": "place in the list (objective: low → high)"}, "range": [-0.05, 1.05]},
+            # A short title: a long one is cut where the plot is short (a phone).
+            yaxis={"title": {"text": "place in its list"}, "range": [-0.05, 1.05], "automargin": True},
             margin={"l": 60, "r": 20, "t": 30, "b": 80},
         ),
     }

@@ -11,9 +11,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.text import slugify
 
+from leaderboard.boards.formatting import field_label
 from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
 from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
+from leaderboard.campaigns.pareto import candidate as pareto_candidate
 from leaderboard.campaigns.stored import readable_trials
 from leaderboard.results.models import Source
 from runners.campaign.spec import OBJECTIVES
@@ -86,12 +88,18 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
         campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}
     )
     objective = str(campaign.spec.get("objective", ""))
+    # The objective as a visitor reads it: "decode t/s", not decode_tokens_per_s.
+    objective_label = field_label(objective)
     varied = [name for name, values in campaign.spec.get("space", {}).items() if len(values) > 1]
+    search = [t for t in trials if t.role == "search"]
     figures = [
-        ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, objective)),
-        ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, [t for t in trials if t.role == "search"])),
+        ("best-so-far", "Best so far over trials", best_so_far_figure(analysis, objective_label)),
+        ("parallel", "Parallel coordinates", parallel_figure(campaign.spec, search, objective_label=objective_label)),
     ]
-    fits = [(f"fit-{slugify(fit['parameter'])}", fit, fit_figure(fit, objective)) for fit in analysis.fits]
+    fits = [(f"fit-{slugify(fit['parameter'])}", fit, fit_figure(fit, objective_label)) for fit in analysis.fits]
+    # Measured, yet off the Pareto front because the output check failed: said so, not "no measured trial".
+    measured = [t for t in trials if t.state == "complete" and t.value is not None]
+    failed_checks = [t for t in measured if not pareto_candidate(t)]
     rows = [_row(t, analysis, list(campaign.spec.get("space", {}))) for t in trials]
     return render(
         request,
@@ -103,7 +111,14 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "parameters": list(campaign.spec.get("space", {})),
             "figures": figures,
             "fits": fits,
-            "pareto_figure": pareto_figure(analysis, objective, varied),
+            "pareto_figure": pareto_figure(analysis, objective_label, varied),
+            "objective_label": objective_label,
+            # The front's sentences name the objective as the spec does: in words here.
+            "pareto_summary": [line.replace(objective, objective_label) for line in analysis.pareto_summary]
+            if objective
+            else analysis.pareto_summary,
+            "measured_count": len(measured),
+            "failed_check_count": len(failed_checks),
             "direction": OBJECTIVES.get(objective, "maximize"),
             "spec_json": json.dumps(campaign.spec, indent=1),
         },

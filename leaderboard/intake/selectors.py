@@ -42,6 +42,23 @@ def bench_model_files(*, test: str) -> list[ModelFile]:
     return list(ModelFile.objects.filter(pk__in=runs.values("model_file")).order_by("name"))
 
 
+# llama-bench's "backends" naming a GPU (ggml's backend registry names); a file whose
+# backends are only CPU ones ("CPU", "BLAS") ran on the processor, whatever cards the rig has.
+GPU_BACKENDS = ("CUDA", "VULKAN", "METAL", "ROCM", "HIP", "SYCL", "OPENCL", "MUSA", "CANN", "KOMPUTE")
+
+
+def bench_device(run: Run) -> str:
+    """Return the device a llama-bench run ran on, from the file's own backends and
+    GPU info (its fingerprint): "CPU only (AMD EPYC)" for a CPU-backend file, else the
+    rig's GPUs (the GPU pages' names), else the file's GPU info."""
+    fingerprint = run.fingerprint if isinstance(run.fingerprint, dict) else {}
+    backends = str(fingerprint.get("backends") or "").upper()
+    if backends and not any(name in backends for name in GPU_BACKENDS):
+        cpu = str(fingerprint.get("cpu") or run.rig.cpu or "").strip()
+        return f"CPU only ({cpu})" if cpu else "CPU only"
+    return run.rig.gpu_summary() or str(fingerprint.get("gpu_info") or "").strip() or "CPU only"
+
+
 @dataclass(frozen=True)
 class GpuRank:
     rank: int
@@ -52,13 +69,14 @@ class GpuRank:
 
 
 def gpu_ranking(*, test: str, model_file_id: int, gpu: str = "") -> list[GpuRank]:
-    """Return one row per GPU set (the rig's GPUs) for ``test`` on one model file:
-    its fastest run, ranked by t/s. Runs of one test on one file share the model and
-    workload of their comparison key, so the GPUs are the only part that differs.
+    """Return one row per device (``bench_device``: the rig's GPUs, or its CPU when the
+    file's backends are CPU only) for ``test`` on one model file: its fastest run,
+    ranked by t/s. Runs of one test on one file share the model and workload of
+    their comparison key, so the device is the only part that differs.
     ``gpu`` keeps the GPU sets containing that text (case-insensitive)."""
     best: dict[str, tuple[Run, float, int]] = {}
     for run in bench_runs().filter(workload__name=test, model_file_id=model_file_id):
-        gpus = run.rig.gpu_summary() or "CPU only"
+        gpus = bench_device(run)
         if gpu and gpu.lower() not in gpus.lower():
             continue
         tps = bench_tokens_per_s(run)

@@ -38,8 +38,10 @@ def _layout(title: str, unit: str, points: Sequence[TimelinePoint]) -> dict[str,
                  "font": {"size": 10, "color": "#777777"}}
             )  # fmt: skip
     return base_layout(
-        margin={"l": 60, "r": 20, "t": 30, "b": 60},
-        legend={"orientation": "h", "y": -0.3},
+        # The legend above the plot: below it, it sat on the x axis's title (and on
+        # upright commit labels on a phone).
+        margin={"l": 60, "r": 20, "t": 60, "b": 60},
+        legend={"orientation": "h", "x": 0, "y": 1.1, "yanchor": "bottom"},
         xaxis={"type": "category", "title": {"text": "build (commit)"}},
         yaxis={"title": {"text": f"{title} ({unit})"}},
         shapes=shapes,

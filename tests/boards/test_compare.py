@@ -112,3 +112,12 @@ def test_significance_handles_too_few_and_constant_samples() -> None:
     assert significance("welch", [5.0, 5.0, 5.0], [7.0, 7.0, 7.0]).p_value == 0.0
     welch = significance("welch", [1.0, 2.0, 3.0], [2.0, 3.0, 4.0])
     assert welch.p_value == pytest.approx(stats.ttest_ind([1, 2, 3], [2, 3, 4], equal_var=False).pvalue)
+
+
+def test_a_difference_rounding_to_zero_is_the_same_not_slower(client: Client, reported_run) -> None:
+    # Seed 004's one figure stored twice: 249.303 (its run) and 249.3 (its sweep's 32K point).
+    a = reported_run(label="Qwen3.6-35B-A3B", decode=249.303)
+    b = reported_run(label="Qwen3.6-35B-A3B", decode=249.3)
+    page = client.get(f"/compare/?runs={a.pk},{b.pk}").content.decode()
+    assert "the same (within 0.05%)" in page
+    assert "-0.0%" not in page and "slower" not in page

@@ -60,8 +60,10 @@ def test_the_dual_3090_rig_page_shows_each_note_once(client: Client, db) -> None
     notes = html.split('<p class="notes">')[1].split("</p>")[0]
     assert notes.count("Single desktop: AMD 9900X") == 1
     assert notes.count("Build cost: ~$1600 for RAM") == 1
-    assert "This result uses one card (&#x27;Card 1&#x27;, the worker)." in notes
-    assert "This result uses the other card (&#x27;Card 2&#x27;, the reasoner)." in notes
+    # Which card ran which report is the runs' own business (their notes say it), not the rig's.
+    assert "This result uses" not in notes
+    for run in rig.runs.all():
+        assert "Card" in run.notes
 
 
 def test_distinct_sentences_keeps_each_sentence_where_it_first_appears() -> None:

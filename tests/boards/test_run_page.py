@@ -100,3 +100,21 @@ def test_a_reported_run_says_its_figures_are_published(client: Client, reported_
 
 def test_an_unknown_run_is_a_404(client: Client, db) -> None:
     assert client.get("/runs/999999/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("stored", "command_line", "shown"),
+    [
+        ("", "llama-server -m m.gguf --flash-attn on --ctx-size 32768", "on"),
+        ("", "llama-server -m m.gguf -fa off", "off"),
+        ("", "llama-server -m m.gguf --flash-attn --ctx-size 4096", "on"),  # a bare flag of older builds
+        ("auto", "llama-server --flash-attn on", "auto"),  # what was stored wins
+        ("", "llama-server -m m.gguf", "–"),
+    ],
+)
+def test_flash_attention_is_read_from_the_command_line_when_not_stored(stored, command_line, shown) -> None:
+    from types import SimpleNamespace
+
+    from leaderboard.boards.formatting import flash_attn_shown
+
+    assert flash_attn_shown(SimpleNamespace(flash_attn=stored, command_line=command_line)) == shown

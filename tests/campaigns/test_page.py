@@ -84,7 +84,7 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
     assert page.locator("ul.effect-highlights li").first.inner_text().startswith("threads = 16: -")
 
     # Sort by the objective column, best first.
-    objective = page.locator("table.trials thead th", has_text="decode_tokens_per_s")
+    objective = page.locator("table.trials thead th", has_text="decode t/s")
     objective.click()
     first = page.locator("table.trials tbody tr").first.locator("td").first.inner_text()
     assert first == "4"  # trial 4: 8 threads, 40.5 t/s
@@ -110,7 +110,8 @@ def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
     page = client.get(f"/campaigns/reported/{source.id}/").content.decode()
     assert "Phase 4: First GPU Offload Sweep" in page and "11.85" in page
     best = max(e.decode_tokens_per_s for e in source.experiments.all() if e.decode_tokens_per_s is not None)
-    assert "Best reported: phase" in page and f"{best:.2f} t/s" in page
+    # Named by its phase, not its row number (seed 003's best is row 7, "Phase 12: The Summit").
+    assert "Best reported: Phase 12: The Summit (row 7)" in page and f"{best:.2f} t/s" in page
     assert "9.81e-6 * (42 - model_size_gb)^4.247" in page
     assert "9.81e-06·(42 − x)^4.247" in page and "neither reproduce nor refute" in page
 
@@ -142,6 +143,6 @@ def test_the_page_names_the_pareto_optimal_model_files(make_rig, client):
         })  # fmt: skip
     page = client.get(f"/campaigns/{stored.pk}/").content.decode()
     assert "Pareto-optimal model files: iq2_m.gguf, iq2_xxs.gguf; every trial of q3_k_m.gguf is dominated." in page
-    assert "Trial 2 (model=iq2_m.gguf, threads=8): 21.6 decode_tokens_per_s, perplexity 1.314" in page
+    assert "Trial 2 (model=iq2_m.gguf, threads=8): 21.6 decode t/s, perplexity 1.314" in page
     assert "Trial 4 (" not in page
     assert "perplexity (lower is better)" in page  # the chart's x axis: every trial has one

@@ -15,10 +15,14 @@ pytestmark = pytest.mark.django_db
 FILES = Path(__file__).resolve().parents[1] / "fixtures" / "llama_bench"
 
 
-def bench_text(*, scale: float = 1.0, build_number: int | None = None, threads: int | None = None) -> str:
-    """The real -o json file, its figures scaled (another GPU, another build)."""
+def bench_text(
+    *, scale: float = 1.0, build_number: int | None = None, threads: int | None = None, backends: str = "CUDA"
+) -> str:
+    """The real -o json file, its figures scaled (another GPU, another build), run on
+    ``backends`` (the recorded file's are "CPU")."""
     rows = json.loads((FILES / "gemma-cpu.json").read_text())
     for row in rows:
+        row["backends"] = backends
         row["samples_ts"] = [s * scale for s in row["samples_ts"]]
         row["avg_ts"] = sum(row["samples_ts"]) / len(row["samples_ts"])
         if build_number is not None:
@@ -48,6 +52,18 @@ def test_the_board_ranks_gpus_on_one_test_and_one_model_file():
     places = {p.test: (p.place.rank, p.of) for p in gpu_page.context["llama_bench_places"]}
     assert places["llama-bench tg8 @ d0"] == (2, 2)
     assert "gpu-llama-bench" in gpu_page.content.decode()
+
+
+def test_a_cpu_backend_file_is_ranked_under_the_cpu_not_the_rigs_gpu():
+    rig = rig_create(name="gpu-rig-cpu-file", gpus=[GpuSpec(model="RTX 4060 Ti")], cpu="Ryzen 7 5700X")
+    imported = llama_bench_import(rig=rig, text=bench_text(backends="CPU"))  # rows say "backends": "CPU"
+    tg = next(r for r in imported.runs if r.workload.name == "llama-bench tg8 @ d0")
+
+    page = Client().get("/llama-bench/", {"test": "llama-bench tg8 @ d0", "model": tg.model_file_id})
+
+    ranking = page.context["ranking"]
+    assert [row.gpus for row in ranking] == ["CPU only (AMD EPYC)"]  # the file's own CPU info
+    assert Client().get("/gpus/RTX 4060 Ti/").context["llama_bench_places"] == []
 
 
 def test_compare_lists_each_test_with_both_builds_and_the_speedup():

@@ -217,3 +217,34 @@ def concurrency_board(
         if pk in levels
     ]
     return board
+
+
+@dataclass(frozen=True)
+class Pickable:
+    """A run with concurrency levels, offered on /concurrency/ when no run is chosen."""
+
+    run: Run
+    label: str
+    levels: list[int]
+    best_output_tokens_per_s: float | None
+
+
+def runs_with_levels(*, limit: int = 50) -> list[Pickable]:
+    """Return the public finished runs that have concurrency levels, newest first,
+    with their levels and best aggregate output t/s (two queries)."""
+    runs = list(
+        Run.objects.public()
+        .filter(status=RunStatus.FINISHED, concurrency_levels__isnull=False)
+        .distinct()
+        .select_related("rig", "model_file", "stack", "configuration")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    levels: dict[int, list[ConcurrencyLevel]] = {}
+    for level in ConcurrencyLevel.objects.filter(run__in=runs).order_by("concurrency"):
+        levels.setdefault(level.run_id, []).append(level)
+    out = []
+    for run in runs:
+        mine = levels.get(run.pk, [])
+        speeds = [lv.output_tokens_per_s for lv in mine if lv.output_tokens_per_s is not None]
+        out.append(Pickable(run, run_label(run), [lv.concurrency for lv in mine], max(speeds, default=None)))
+    return out

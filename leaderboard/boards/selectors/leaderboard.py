@@ -128,7 +128,7 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     # 100k joined rows to keep 50 costs far more than ordering the ids.
     # Runs of community rigs awaiting review (or rejected) stay out.
     base = Run.objects.public().filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
-    ids = runs_sort(runs_filter(base, form.cleaned_data), sort).values_list("pk", flat=True)
+    ids = runs_sort(runs_filter(base, form.cleaned_data), sort, usd_per_kwh=usd_per_kwh).values_list("pk", flat=True)
     # "Best of each" costs an index probe per run counted (filters.best_of_each_configuration),
     # so it counts at most BEST_COUNT_CAP: 10,000 probes took ~70 ms at 100k runs.
     cap = BEST_COUNT_CAP if form.cleaned_data.get("best") else CappedPaginator.COUNT_CAP

@@ -24,6 +24,10 @@ register.filter("num", formatting.num)
 register.filter("as_printed", formatting.as_printed)
 register.filter("vram_gib", formatting.vram_gib)
 register.filter("http_url", http_url)
+register.filter("field_label", formatting.field_label)
+register.filter("reason_text", formatting.reason_text)
+register.filter("flash_attn_shown", formatting.flash_attn_shown)
+register.filter("cost_label", formatting.cost_label)
 register.simple_tag(formatting.provenance_badge)
 register.simple_tag(formatting.card_not_stated_badge)
 register.simple_tag(formatting.cost_cell)
@@ -37,7 +41,10 @@ def signed(value: Any, digits: int = 1) -> str:
     """Return a signed percentage like ``+1.3%``; an en dash when missing."""
     if value is None:
         return "–"
-    return f"{float(value):+,.{int(digits)}f}%"
+    number = round(float(value), int(digits))
+    if number == 0:  # -0.04 rounds to "-0.0": no change at this precision, unsigned
+        return f"{0:.{int(digits)}f}%"
+    return f"{number:+,.{int(digits)}f}%"
 
 
 @register.filter
@@ -124,20 +131,25 @@ def _compact_ok(value: Any) -> bool:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(\[‘“])")
 
 
+_ONE_REPORT = re.compile(r"This (?:result|run|report)\b")
+
+
 @register.filter
 def distinct_sentences(notes: str | None) -> str:
     """Return ``notes`` with each sentence kept where it first appears. A published rig's
     notes join the distinct notes of every report on it, which repeat one description
     with a sentence changed (the dual-3090 rig: "… This result uses one card"). A
     paragraph (blank-line separated) that loses every sentence is left out; notes
-    with no repeated sentence come back unchanged."""
+    with no repeated sentence come back unchanged. A sentence about one report
+    ("This result uses one card …") is left out too: it describes a run, not the
+    rig, and the run's own notes say it."""
     text = notes or ""
     seen: set[str] = set()
     kept: list[str] = []
     changed = False
     for paragraph in re.split(r"\n\s*\n", text):
         sentences = [s for s in _SENTENCE_END.split(paragraph.strip()) if s]
-        new = [s for s in sentences if s not in seen]
+        new = [s for s in sentences if s not in seen and not _ONE_REPORT.match(s)]
         seen.update(sentences)
         if len(new) < len(sentences):
             changed = True
