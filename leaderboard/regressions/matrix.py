@@ -30,6 +30,11 @@ MAX_COMMITS = 60
 METRIC = "decode_tokens_per_s"
 
 
+def matrix_url(repo_url: str, branch: str) -> str:
+    """Return the address of a branch's matrix page."""
+    return reverse("regressions:matrix") + "?" + urlencode({"repo": repo_url, "branch": branch})
+
+
 @dataclass(frozen=True)
 class Branch:
     """A watched branch and how many visible subscriptions follow it."""
@@ -40,7 +45,7 @@ class Branch:
 
     @property
     def url(self) -> str:
-        return reverse("regressions:matrix") + "?" + urlencode({"repo": self.repo_url, "branch": self.branch})
+        return matrix_url(self.repo_url, self.branch)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from leaderboard.regressions.forms import subscribable_rigs
 from leaderboard.regressions.matrix import MAX_COMMITS, matrix_get
 
 # Bounds on the query string: a repository URL and a branch name as the Subscription stores them.
@@ -25,4 +26,12 @@ def matrix_page(request: HttpRequest) -> HttpResponse:
             return HttpResponseBadRequest(f"{name}: at most {limit} characters", content_type="text/plain")
         values[name] = value
     matrix = matrix_get(repo_url=values["repo"], branch=values["branch"], viewer=request.user)
-    return render(request, "regressions/matrix.html", {"matrix": matrix, "max_commits": MAX_COMMITS})
+    # The columns whose subscription this viewer may add reference configurations to.
+    rig_ids = {c.rig_id for c in matrix.columns}
+    manageable = (
+        set(subscribable_rigs(request.user).filter(pk__in=rig_ids).values_list("pk", flat=True))
+        if request.user.is_authenticated
+        else set()
+    )
+    context = {"matrix": matrix, "max_commits": MAX_COMMITS, "manageable": manageable}
+    return render(request, "regressions/matrix.html", context)

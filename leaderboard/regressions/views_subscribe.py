@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.forms import ReferenceRunsForm, SubscriptionForm, subscribable_rigs
-from leaderboard.regressions.matrix import Branch
+from leaderboard.regressions.matrix import matrix_url
 from leaderboard.regressions.models import Subscription
 from leaderboard.regressions.services.subscriptions import reference_configs_add, subscription_create
 from leaderboard.results.models import Rig
@@ -42,7 +42,7 @@ def subscribe_page(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
-            return redirect(Branch(sub.repo_url, sub.branch, 1).url)
+            return redirect(matrix_url(sub.repo_url, sub.branch))
     status = 400 if form.errors else 200
     context = {"form": form, "rig": rig, "rigs": subscribable_rigs(request.user)}
     return render(request, "regressions/subscribe.html", context, status=status)
@@ -63,6 +63,6 @@ def references_add_page(request: HttpRequest, subscription_id: int) -> HttpRespo
         except ApplicationError as exc:
             form.add_error("runs", exc.message)
         else:
-            return redirect(Branch(sub.repo_url, sub.branch, 1).url)
+            return redirect(matrix_url(sub.repo_url, sub.branch))
     status = 400 if form.errors else 200
     return render(request, "regressions/references_add.html", {"form": form, "subscription": sub}, status=status)

@@ -89,6 +89,11 @@ def test_an_owner_subscribes_their_rig_with_a_reference_config_made_from_its_run
     # The matrix it lands on names the rig under CUDA.
     matrix = client.get(response["Location"]).content.decode()
     assert "owners-rig" in matrix and ">CUDA<" in matrix
+    assert f'href="/regressions/{sub.pk}/references/"' in matrix  # its owner may add more
+    assert (
+        f'href="/regressions/{sub.pk}/references/"'
+        not in _client(world["other"]).get(response["Location"]).content.decode()
+    )
 
 
 @pytest.mark.parametrize(
