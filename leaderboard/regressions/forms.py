@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -68,7 +68,7 @@ class ReferenceRunsForm(forms.Form):
         super().__init__(*args, **kwargs)
         # The ids of the offered runs, so a posted id outside them is "not one of the choices".
         offered = list(reference_run_choices(rig).values_list("pk", flat=True))
-        self.fields["runs"].queryset = (
+        cast(forms.ModelMultipleChoiceField, self.fields["runs"]).queryset = (
             Run.objects.filter(pk__in=offered)
             .select_related("model_file", "workload", "configuration")
             .order_by("-created_at")
@@ -92,7 +92,7 @@ class SubscriptionForm(ReferenceRunsForm):
     def __init__(self, *args: Any, user: Any, rig: Rig | None = None, **kwargs: Any) -> None:
         super().__init__(*args, rig=rig, **kwargs)
         self.user = user
-        self.fields["rig"].queryset = subscribable_rigs(user)
+        cast(forms.ModelChoiceField, self.fields["rig"]).queryset = subscribable_rigs(user)
         if rig is not None:
             self.fields["rig"].initial = rig.pk
         if not user.is_staff:

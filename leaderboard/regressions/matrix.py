@@ -151,22 +151,22 @@ def verdict_cell(verdict: Verdict) -> Cell:
     or improvement, one still awaiting its confirmation is inconclusive, and
     anything else (including a change a re-run did not reproduce) no change;
     a first build, with no baseline to compare with, is inconclusive."""
-    confirmation = verdict.get_confirmation_display() if verdict.confirmation else ""
-    common = {"effect_pct": verdict.effect_pct, "p_value": verdict.p_value, "url": _compare_url(verdict)}
+    confirmation = verdict.get_confirmation_display().lower() if verdict.confirmation else ""
     if verdict.baseline_build_id is None and verdict.kind == VerdictKind.NONE:
-        return Cell("inconclusive", "inconclusive", detail="nothing to compare with yet (a first build)", **common)
-    if verdict.kind == VerdictKind.NONE:
-        return Cell("none", "no change", detail=confirmation.lower(), **common)
-    if verdict.confirmation == Confirmation.PENDING:
-        waiting = f"{verdict.get_kind_display().lower()}, awaiting a re-run"
-        return Cell("inconclusive", "inconclusive", detail=waiting, **common)
-    if not verdict.stands:
-        return Cell("inconclusive", "inconclusive", detail=confirmation.lower(), **common)
-    if verdict.kind == VerdictKind.REGRESSION:
-        report = _report_url(verdict.pk)
-        common["url"] = report or common["url"]
-        return Cell("regression", "regression", detail=confirmation.lower(), **common)
-    return Cell("improvement", "improvement", detail=confirmation.lower(), **common)
+        state, word, detail = "inconclusive", "inconclusive", "nothing to compare with yet (a first build)"
+    elif verdict.kind == VerdictKind.NONE:
+        state, word, detail = "none", "no change", confirmation
+    elif verdict.confirmation == Confirmation.PENDING:
+        state, word, detail = "inconclusive", "inconclusive", f"{verdict.get_kind_display().lower()}, awaiting a re-run"
+    elif not verdict.stands:
+        state, word, detail = "inconclusive", "inconclusive", confirmation
+    elif verdict.kind == VerdictKind.REGRESSION:
+        state, word, detail = "regression", "regression", confirmation
+    else:
+        state, word, detail = "improvement", "improvement", confirmation
+    # A regression that stands has a report upstream can act on, where the site has that page.
+    url = (_report_url(verdict.pk) if state == "regression" else "") or _compare_url(verdict)
+    return Cell(state, word, verdict.effect_pct, verdict.p_value, detail, url)
 
 
 def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Column) -> Cell:
@@ -235,8 +235,8 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
     for commit in commits[:MAX_COMMITS]:
         cells = []
         for col in columns:
-            build = by_key.get((col.subscription_id, commit))
-            verdict = verdict_by.get((build.pk, col.reference_id)) if build else None
-            cells.append(build_cell(build, verdict, col))
+            built = by_key.get((col.subscription_id, commit))
+            verdict = verdict_by.get((built.pk, col.reference_id)) if built else None
+            cells.append(build_cell(built, verdict, col))
         rows.append(Row(commit, first_seen[commit], cells))
     return Matrix(repo_url, branch, groups, rows, len(commits))
