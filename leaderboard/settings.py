@@ -339,6 +339,13 @@ if RIGBOARD_ALERT_MAX_ATTEMPTS <= 0:
 # e.g. "git+https://example.org/rigboard.git#subdirectory=runners".
 RIGBOARD_RUNNER_SOURCE = env_str("RIGBOARD_RUNNER_SOURCE", "./runners")
 RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR / ".cache" / "repos")))
+# The repositories a rig's owner may subscribe their rig to from the site (a rig
+# builds and runs what it is told, so an owner picks from these; staff may name
+# any https, git or file URL). Comma-separated.
+RIGBOARD_REGRESSION_REPOS = env_list(
+    "RIGBOARD_REGRESSION_REPOS",
+    ["https://github.com/ggml-org/llama.cpp", "https://github.com/ikawrakow/ik_llama.cpp"],
+)
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 # The SMTP server account mails leave by (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend).

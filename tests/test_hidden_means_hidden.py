@@ -307,6 +307,9 @@ def _query_addresses(world: World) -> list[str]:
         f"/llama-bench/compare/?rig={quote(rig)}",
         f"/runs/{world.fills['run_id'].public}/",
         f"/gpus/{quote('RTX 4090')}/",
+        # The commit × rig matrix of the branch the pending and the public rig both follow.
+        "/regressions/matrix/?repo=" + quote("https://github.com/ggml-org/llama.cpp") + "&branch=master",
+        f"/regressions/subscribe/?rig={world.pending_rig.pk}",
     ]
 
 

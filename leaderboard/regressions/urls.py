@@ -1,10 +1,13 @@
 from django.urls import path
 
-from leaderboard.regressions import views
+from leaderboard.regressions import views, views_matrix, views_subscribe
 
 app_name = "regressions"
 
 urlpatterns = [
     path("", views.subscriptions_page, name="index"),
     path("<int:subscription_id>/<int:reference_id>/", views.timeline_page, name="timeline"),
+    path("matrix/", views_matrix.matrix_page, name="matrix"),
+    path("subscribe/", views_subscribe.subscribe_page, name="subscribe"),
+    path("<int:subscription_id>/references/", views_subscribe.references_add_page, name="references-add"),
 ]

@@ -6,11 +6,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from leaderboard.regressions.charts import timeline_figures
+from leaderboard.regressions.matrix import branches_list
 from leaderboard.regressions.selectors import subscriptions_list, timeline_get
 
 
 def subscriptions_page(request: HttpRequest) -> HttpResponse:
-    return render(request, "regressions/index.html", {"subscriptions": subscriptions_list()})
+    context = {"subscriptions": subscriptions_list(), "branches": branches_list(viewer=request.user)}
+    return render(request, "regressions/index.html", context)
 
 
 def timeline_page(request: HttpRequest, subscription_id: int, reference_id: int) -> HttpResponse:

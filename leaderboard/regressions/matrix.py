@@ -1,0 +1,242 @@
+"""Reads for the commit × rig matrix: one page per watched branch (repository
+URL + branch), its commits newest first against every visible subscription of
+that branch and reference configuration, grouped by backend. A cell is the
+verdict on that commit's build there: the change and its verdict in words.
+
+Queries are fixed in number whatever the size of the matrix (the page's
+query-count test holds it to that): subscriptions, their rigs' GPUs and
+reference configurations, the builds, the verdicts with their baseline runs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Count, Prefetch, QuerySet
+from django.http import Http404
+from django.urls import NoReverseMatch, reverse
+
+from leaderboard.regressions.backends import subscription_backend
+from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmation, Subscription, Verdict, VerdictKind
+from leaderboard.results.models import Run
+
+# Columns are grouped in this order; a backend not named here comes after, by name.
+BACKEND_ORDER = ("CUDA", "ROCm", "Vulkan", "Metal", "SYCL", "CPU")
+# The newest commits a page shows; older ones are on each column's timeline.
+MAX_COMMITS = 60
+METRIC = "decode_tokens_per_s"
+
+
+def matrix_url(repo_url: str, branch: str) -> str:
+    """Return the address of a branch's matrix page."""
+    return reverse("regressions:matrix") + "?" + urlencode({"repo": repo_url, "branch": branch})
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A watched branch and how many visible subscriptions follow it."""
+
+    repo_url: str
+    branch: str
+    subscriptions: int
+
+    @property
+    def url(self) -> str:
+        return matrix_url(self.repo_url, self.branch)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One subscription × reference configuration: a rig's view of the branch."""
+
+    subscription_id: int
+    reference_id: int
+    rig_id: int
+    rig_name: str
+    reference_name: str
+    backend: str
+    build_flags: str
+
+    @property
+    def timeline_url(self) -> str:
+        return reverse("regressions:timeline", args=[self.subscription_id, self.reference_id])
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One commit on one column. ``state`` is the CSS class and ``word`` what
+    the cell says (regression, improvement, no change, inconclusive, not
+    built); ``detail`` says why when the word alone would mislead."""
+
+    state: str
+    word: str
+    effect_pct: float | None = None
+    p_value: float | None = None
+    detail: str = ""
+    url: str = ""
+
+    @property
+    def effect_label(self) -> str:
+        return "" if self.effect_pct is None else f"{self.effect_pct:+.1f}%"
+
+
+@dataclass(frozen=True)
+class Row:
+    commit: str
+    first_built_at: dt.datetime
+    cells: list[Cell]
+
+    @property
+    def short_commit(self) -> str:
+        return self.commit[:10]
+
+
+@dataclass(frozen=True)
+class BackendGroup:
+    name: str
+    columns: list[Column]
+
+
+@dataclass(frozen=True)
+class Matrix:
+    repo_url: str
+    branch: str
+    groups: list[BackendGroup]
+    rows: list[Row]
+    commits_total: int
+
+    @property
+    def columns(self) -> list[Column]:
+        return [c for g in self.groups for c in g.columns]
+
+
+def branches_list(*, viewer: Any = None) -> list[Branch]:
+    """Return the branches the visible subscriptions watch, by repository and
+    branch, with how many subscriptions follow each (one query)."""
+    rows = (
+        Subscription.objects.visible_to(viewer)
+        .values("repo_url", "branch")
+        .annotate(n=Count("id"))
+        .order_by("repo_url", "branch")
+    )
+    return [Branch(r["repo_url"], r["branch"], r["n"]) for r in rows]
+
+
+def _backend_key(name: str) -> tuple[int, str]:
+    return (BACKEND_ORDER.index(name), "") if name in BACKEND_ORDER else (len(BACKEND_ORDER), name)
+
+
+def _report_url(verdict_id: int) -> str:
+    """Return the regression report of a verdict; '' while the site has no report page."""
+    try:
+        return reverse("regressions:report", args=[verdict_id])
+    except NoReverseMatch:
+        return ""
+
+
+def _compare_url(verdict: Verdict) -> str:
+    """Return the compare page of the verdict's run against its first baseline run (the pair's figures)."""
+    baselines = sorted(r.pk for r in verdict.baseline_runs.all())
+    if not baselines:
+        return ""
+    query = {"runs": f"{baselines[0]},{verdict.new_run_id}", "baseline": baselines[0]}
+    return reverse("boards:compare") + "?" + urlencode(query)
+
+
+def verdict_cell(verdict: Verdict) -> Cell:
+    """Return the cell of a judged build: a change that stands is a regression
+    or improvement, one still awaiting its confirmation is inconclusive, and
+    anything else (including a change a re-run did not reproduce) no change;
+    a first build, with no baseline to compare with, is inconclusive."""
+    confirmation = verdict.get_confirmation_display().lower() if verdict.confirmation else ""
+    if verdict.baseline_build_id is None and verdict.kind == VerdictKind.NONE:
+        state, word, detail = "inconclusive", "inconclusive", "nothing to compare with yet (a first build)"
+    elif verdict.kind == VerdictKind.NONE:
+        state, word, detail = "none", "no change", confirmation
+    elif verdict.confirmation == Confirmation.PENDING:
+        state, word, detail = "inconclusive", "inconclusive", f"{verdict.get_kind_display().lower()}, awaiting a re-run"
+    elif not verdict.stands:
+        state, word, detail = "inconclusive", "inconclusive", confirmation
+    elif verdict.kind == VerdictKind.REGRESSION:
+        state, word, detail = "regression", "regression", confirmation
+    else:
+        state, word, detail = "improvement", "improvement", confirmation
+    # A regression that stands has a report upstream can act on, where the site has that page.
+    url = (_report_url(verdict.pk) if state == "regression" else "") or _compare_url(verdict)
+    return Cell(state, word, verdict.effect_pct, verdict.p_value, detail, url)
+
+
+def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Column) -> Cell:
+    """Return the cell of one commit on one column (``build`` None: the rig did not build it)."""
+    if build is None:
+        return Cell("not-built", "not built")
+    timeline = f"{column.timeline_url}#build-{build.pk}"
+    if build.status == BuildStatus.FAILED:
+        return Cell("not-built", "not built", detail="build failed", url=timeline)
+    if build.status == BuildStatus.ERROR:
+        return Cell("not-built", "not built", detail="error (not the build's fault)", url=timeline)
+    if verdict is not None:
+        return verdict_cell(verdict)
+    if build.status == BuildStatus.BENCHMARKED:
+        detail = "no verdict: the first build, or its run is missing"
+    else:
+        detail = f"{build.get_status_display().lower()}, awaiting its runs"
+    return Cell("inconclusive", "inconclusive", detail=detail, url=timeline)
+
+
+def _columns(subscriptions: Sequence[Subscription]) -> list[BackendGroup]:
+    by_backend: dict[str, list[Column]] = {}
+    for sub in subscriptions:
+        backend = subscription_backend(sub)
+        for ref in sub.reference_configs.all():
+            by_backend.setdefault(backend, []).append(
+                Column(sub.pk, ref.pk, sub.rig_id, sub.rig.name, ref.name, backend, sub.build_flags)
+            )
+    return [
+        BackendGroup(name, sorted(cols, key=lambda c: (c.rig_name, c.reference_name, c.reference_id)))
+        for name, cols in sorted(by_backend.items(), key=lambda item: _backend_key(item[0]))
+    ]
+
+
+def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
+    """Return the matrix of one branch as ``viewer`` (None: the public) may see
+    it: the MAX_COMMITS newest commits (by when a rig first queued them; a
+    bisection's builds left out) against each visible subscription's reference
+    configurations. Raise Http404 when no visible subscription watches it."""
+    subscriptions: QuerySet[Subscription] = (
+        Subscription.objects.visible_to(viewer)
+        .filter(repo_url=repo_url, branch=branch)
+        .select_related("rig")
+        .prefetch_related("rig__gpus", "reference_configs")
+    )
+    subs = list(subscriptions)
+    if not subs:
+        raise Http404("no visible rig watches this branch")
+    groups = _columns(subs)
+    nightly = BuildRecord.objects.filter(subscription__in=subs, bisect_of__isnull=True)
+    builds = list(nightly.order_by("created_at", "id"))
+    first_seen: dict[str, dt.datetime] = {}
+    for build in builds:
+        first_seen.setdefault(build.commit, build.created_at)
+    commits = sorted(first_seen, key=lambda c: first_seen[c], reverse=True)
+    shown = set(commits[:MAX_COMMITS])
+    by_key = {(b.subscription_id, b.commit): b for b in builds if b.commit in shown}
+    verdicts = (
+        Verdict.objects.filter(build__in=by_key.values(), metric=METRIC)
+        .select_related(None)
+        .prefetch_related(Prefetch("baseline_runs", queryset=Run.objects.only("id")))
+    )
+    verdict_by = {(v.build_id, v.reference_config_id): v for v in verdicts}
+    columns = [c for g in groups for c in g.columns]
+    rows = []
+    for commit in commits[:MAX_COMMITS]:
+        cells = []
+        for col in columns:
+            built = by_key.get((col.subscription_id, commit))
+            verdict = verdict_by.get((built.pk, col.reference_id)) if built else None
+            cells.append(build_cell(built, verdict, col))
+        rows.append(Row(commit, first_seen[commit], cells))
+    return Matrix(repo_url, branch, groups, rows, len(commits))
