@@ -59,6 +59,7 @@ NOT_PAGES = {
 
 SETUP = r"""
 import json
+from urllib.parse import urlencode
 import django
 django.setup()
 from allauth.account.models import EmailAddress
@@ -83,6 +84,9 @@ bench = runs.filter(workload__name__startswith="llama-bench").first()
 reported = Run.objects.filter(provenance="reported").order_by("pk")
 published_sweep = Run.objects.get(report_key="six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep")
 sub = Subscription.objects.get(rig=demo_rig)
+owned_sub, _ = Subscription.objects.get_or_create(
+    rig=owned, repo_url="https://github.com/ggml-org/llama.cpp", branch="master", build_flags=""
+)
 measured = runs.filter(decode_tokens_per_s_mean__isnull=False).order_by("pk")
 phases = Source.objects.filter(key__startswith="003").first()
 print(json.dumps({
@@ -97,6 +101,7 @@ print(json.dumps({
     "comparison": PublishedComparison.objects.order_by("pk").first().pk,
     "campaign": Campaign.objects.filter(rig=demo_rig).get().pk,
     "subscription": sub.pk, "reference": sub.reference_configs.get().pk,
+    "branch_query": urlencode({"repo": sub.repo_url, "branch": sub.branch}), "owned_subscription": owned_sub.pk,
 }))
 """
 
@@ -180,6 +185,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         "campaigns:reported": [f"/campaigns/reported/{ids['phases_source']}/"],
         "regressions:index": ["/regressions/"],
         "regressions:timeline": [f"/regressions/{ids['subscription']}/{ids['reference']}/"],
+        "regressions:matrix": [f"/regressions/matrix/?{ids['branch_query']}"],
         "intake:llama-bench": ["/llama-bench/"],
         "intake:llama-bench-compare": [f"/llama-bench/compare/?rig={ids['rig']}"],
         "api:docs": ["/api/docs/"],
@@ -196,6 +202,8 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         "owners:llama-bench-upload": [f"/me/rigs/{ids['owned_rig']}/llama-bench/"],
         "account_email": ["/accounts/email/"],
         "account_change_password": ["/accounts/password/change/"],
+        "regressions:subscribe": ["/regressions/subscribe/"],
+        "regressions:references-add": [f"/regressions/{ids['owned_subscription']}/references/"],
     }
     return {**pages, **owner_pages}
 
@@ -207,6 +215,8 @@ OWNER_ONLY = {
     "owners:llama-bench-upload",
     "account_email",
     "account_change_password",
+    "regressions:subscribe",
+    "regressions:references-add",
 }
 
 
