@@ -445,7 +445,8 @@ def test_a_new_visitor_reaches_every_feature_from_the_header(demo_site: DemoSite
 
         header.get_by_role("link", name="API docs", exact=True).click()
         page.wait_for_url("**/api/docs/")
-        page.go_back()  # the Swagger UI page is drf-spectacular's own, without the site's header
+        page.locator("#swagger-ui .opblock").first.wait_for()  # the operations, drawn by Swagger UI
+        # The docs page carries the site's header too: the visitor goes on from it.
 
         header.get_by_role("link", name="Sign out", exact=True).click()
         page.click("main form button[type=submit]")
