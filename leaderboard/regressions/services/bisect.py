@@ -21,9 +21,14 @@ from leaderboard.results.models import Run, RunStatus
 from runners.builds.gitrepo import GitError, commits_between, mirror
 
 
+def mirror_dir(repo_url: str) -> Path:
+    """Return where the service keeps its bare mirror of ``repo_url``."""
+    return Path(settings.RIGBOARD_REPO_CACHE_DIR) / hashlib.sha256(repo_url.encode()).hexdigest()[:16]
+
+
 def _range(verdict: Verdict) -> list[str]:
     url = verdict.build.subscription.repo_url
-    repo = mirror(url, Path(settings.RIGBOARD_REPO_CACHE_DIR) / hashlib.sha256(url.encode()).hexdigest()[:16])
+    repo = mirror(url, mirror_dir(url))
     return commits_between(repo, verdict.bisect_good, verdict.bisect_bad)
 
 
