@@ -98,7 +98,8 @@ def test_a_slowdown_reproduced_by_the_pairs_is_confirmed_with_every_pair_and_ale
     assert verdict.ab_p_value == pytest.approx(oracle.pvalue, rel=1e-6)
     assert verdict.ab_effect_pct == pytest.approx(100 * math.expm1(sum(logs) / 4), abs=1e-6)
     assert verdict.ab_n_pairs == 4 and [p.a_first for p in verdict.pairs()] == [True, False, True, False]
-    assert all(p.effect_pct == pytest.approx(100 * (r - 1), abs=1e-6) for p, r in zip(verdict.pairs(), ratios))
+    effects = [p.effect_pct for p in verdict.pairs()]
+    assert effects == pytest.approx([100 * (r - 1) for r in ratios], abs=1e-6)
     (body,) = webhook_receiver.bodies
     assert "reproduced by 4 A/B pairs" in body["text"]
     assert body["report_url"].endswith(f"/regressions/report/{verdict.pk}/")
@@ -207,4 +208,3 @@ def test_the_report_of_no_regression_is_not_found(nightly_setup: Callable[..., A
     _, (verdict,) = build_report_record(report=_report(good, list(good.build_runs.all())))
     assert client.get(f"/regressions/report/{verdict.pk}/").status_code == 404
     assert client.get("/regressions/report/999999/").status_code == 404
-
