@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.http import Http404
 
 from leaderboard.regressions.backends import subscription_backend
-from leaderboard.regressions.models import Confirmation, Verdict, VerdictKind
+from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
 from leaderboard.regressions.repos import mirror_dir
 from runners.builds.gitrepo import commit_subject
 from runners.stats import t_quantile_975
@@ -104,7 +104,7 @@ def _github_commit_url(repo_url: str, sha: str) -> str:
     return f"{url}/commit/{sha}" if sha and url.startswith(("https://", "http://")) else ""
 
 
-def _answer(verdict: Verdict, *, origin: bool) -> RigAnswer:
+def _answer(verdict: Verdict) -> RigAnswer:
     sub = verdict.build.subscription
     pairs = list(verdict.pairs())
     if pairs:
@@ -199,26 +199,29 @@ def regression_report(*, verdict_id: int) -> Report:
     others = same_range.select_related("build__subscription__rig", "reference_config").order_by(
         "build__subscription__rig__name", "id"
     )
-    answers = [_answer(verdict, origin=True), *(_answer(v, origin=False) for v in others)]
-    # Rigs queued for a fan-out whose pairs have not all come back yet.
+    answers = [_answer(verdict), *(_answer(v) for v in others)]
+    # Fan-out builds without a verdict: pairs not all back yet, or the rig could not build.
+    empty = SideFigures(0, None, None, None)
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(verdicts__isnull=True):
+        status = "pending" if build.status in (BuildStatus.QUEUED, BuildStatus.BENCHMARKED) else "no result"
+        how = "A/B pairs queued" if status == "pending" else f"{build.get_status_display()}: {build.error[:120]}"
         answers.append(
             RigAnswer(
-                build.subscription.rig.name,
-                subscription_backend(build.subscription),
-                "",
-                "",
-                "pending",
-                SideFigures(0, None, None, None),
-                SideFigures(0, None, None, None),
-                None,
-                None,
-                None,
-                0,
-                None,
-                "",
-                "A/B pairs queued",
-                None,
+                rig=build.subscription.rig.name,
+                backend=subscription_backend(build.subscription),
+                hardware="",
+                reference_config="",
+                status=status,
+                baseline=empty,
+                candidate=empty,
+                effect_pct=None,
+                effect_ci_pct=None,
+                p_value=None,
+                n_pairs=0,
+                pair_spread_pct=None,
+                noise="",
+                how=how,
+                verdict_id=None,
             )  # fmt: skip
         )
     first_bad = verdict.first_bad_commit
