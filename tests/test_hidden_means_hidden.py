@@ -38,7 +38,7 @@ from leaderboard.campaigns.services import campaign_create, trial_record
 from leaderboard.intake.owners import owned_rig_register
 from leaderboard.intake.services import llama_bench_import
 from leaderboard.jobs.models import BenchmarkJob
-from leaderboard.regressions.models import BuildRecord, BuildRun, ReferenceConfig, Subscription
+from leaderboard.regressions.models import BuildRecord, BuildRun, ReferenceConfig, Subscription, Verdict, VerdictKind
 from leaderboard.results.models import Rig, RigGpu, Run
 from leaderboard.results.services.rigs import GpuSpec
 from leaderboard.results.services.runs import run_create
@@ -143,12 +143,19 @@ def _campaign(rig: Rig, name: str, run: Run) -> int:
     return campaign.pk
 
 
-def _subscription(rig: Rig, run: Run) -> tuple[int, int]:
+def _subscription(rig: Rig, run: Run) -> tuple[int, int, int]:
+    """Return the rig's subscription, reference configuration and a regression
+    verdict on its build (whose report names the rig)."""
     sub = Subscription.objects.create(rig=rig, repo_url="https://github.com/ggml-org/llama.cpp", branch="master")
     ref = ReferenceConfig.objects.create(subscription=sub, name=f"{rig.name} decode", spec={})
     build = BuildRecord.objects.create(subscription=sub, commit="a" * 40, status="benchmarked")
     BuildRun.objects.create(build=build, reference_config=ref, run_uuid=run.uuid)
-    return sub.pk, ref.pk
+    verdict = Verdict.objects.create(
+        build=build, reference_config=ref, new_run=run, kind=VerdictKind.REGRESSION, effect_pct=-10.0,
+        p_value=0.001, new_median=90.0, baseline_median=100.0, noise_spread_pct=1.0, noise_floor_pct=5.0,
+        confirm_effect_pct=-10.0, commit_from="b" * 40, commit_to="a" * 40,
+    )  # fmt: skip
+    return sub.pk, ref.pk, verdict.pk
 
 
 def _job(rig: Rig) -> int:
@@ -209,8 +216,8 @@ def world() -> World:
         concurrency_levels=[level_payload(1, 88888.0), level_payload(4, 77777.0)],
     )  # fmt: skip
 
-    pending_sub, pending_ref = _subscription(pending, run)
-    public_sub, public_ref = _subscription(public_rig, public_run)
+    pending_sub, pending_ref, pending_verdict = _subscription(pending, run)
+    public_sub, public_ref, public_verdict = _subscription(public_rig, public_run)
     pending_token = pending.tokens.first()
     public_token = public_rig.tokens.create(key_hash="0" * 64, prefix="rb_public")
     assert pending_token is not None
@@ -227,6 +234,7 @@ def world() -> World:
         "job_id": Fill(str(_job(pending)), str(_job(public_rig))),
         "subscription_id": Fill(str(pending_sub), str(public_sub)),
         "reference_id": Fill(str(pending_ref), str(public_ref)),
+        "verdict_id": Fill(str(pending_verdict), str(public_verdict)),
         "token_id": Fill(str(pending_token.pk), str(public_token.pk)),
         # Published data belongs to no community rig: only public values exist.
         "source_id": Fill(None, "999999"),

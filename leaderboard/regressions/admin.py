@@ -11,7 +11,15 @@ from django.http import HttpRequest
 from leaderboard.core.errors import ApplicationError
 from leaderboard.core.forms import URL_FIELD_OVERRIDES
 from leaderboard.jobs.specs import spec_validate
-from leaderboard.regressions.models import AlertDelivery, BuildRecord, BuildRun, ReferenceConfig, Subscription, Verdict
+from leaderboard.regressions.models import (
+    AlertDelivery,
+    BuildRecord,
+    BuildRun,
+    ConfirmationPair,
+    ReferenceConfig,
+    Subscription,
+    Verdict,
+)
 from leaderboard.regressions.services.detection import nightly_schedule_ensure, subscription_check
 
 
@@ -81,6 +89,12 @@ class VerdictAdmin(admin.ModelAdmin):
     ]  # fmt: skip
     list_filter = ["kind", "confirmation"]
     readonly_fields = ["new_run", "baseline_runs", "baseline_build"]
+
+
+@admin.register(ConfirmationPair)
+class ConfirmationPairAdmin(admin.ModelAdmin):
+    list_display = ["build", "reference_config", "index", "a_first", "a_median", "b_median"]
+    readonly_fields = ["a_run", "b_run"]
 
 
 @admin.register(AlertDelivery)

@@ -55,7 +55,8 @@ def _hover(p: TimelinePoint, value: float | None, unit: str) -> str:
     if value is not None:
         parts.append(f"{value:,.2f} {unit}")
     if p.verdict_kind and p.effect_pct is not None:
-        parts.append(f"{_esc(p.verdict_kind)} {p.effect_pct:+.2f}% (p={p.p_value:.2g})")
+        p_text = f" (p={p.p_value:.2g})" if p.p_value is not None else ""
+        parts.append(f"{_esc(p.verdict_kind)} {p.effect_pct:+.2f}%{p_text}")
         if p.noise_floor_label:
             parts.append(f"noise floor {_esc(p.noise_floor_label)}")
     if p.confirmation_label:

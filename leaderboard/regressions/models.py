@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from leaderboard.regressions.ab import DEFAULT_AB_MAX_PAIRS
 from leaderboard.regressions.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIRM_RUNS,
@@ -28,6 +29,13 @@ from leaderboard.results.models import RigScopedQuerySet
 class BaselineMode(models.TextChoices):
     PREVIOUS_ACCEPTED = "previous", "Previous accepted build"
     MEDIAN_OF_LAST_N = "median", "Median of the last N builds"
+
+
+class ConfirmMode(models.TextChoices):
+    """How a change is confirmed before it stands (services/confirmation.py)."""
+
+    AB = "ab", "A/B: baseline and candidate interleaved on the same rig"
+    RERUN = "rerun", "Re-run the candidate build against the first baseline run"
 
 
 class Subscription(models.Model):
@@ -63,6 +71,16 @@ class Subscription(models.Model):
         default=DEFAULT_CONFIRM_RUNS,
         help_text="Re-runs of a build whose run is judged a change, before the verdict stands (alerts, bisection): "
         "each must show the same change. 0: the first run's verdict stands.",
+    )
+    confirm_mode = models.CharField(
+        max_length=8,
+        choices=ConfirmMode.choices,
+        default=ConfirmMode.AB,
+        help_text="A/B: the baseline and candidate builds run in turn (ABBA), pairs added while inconclusive "
+        "(regressions/ab.py). Re-run: the candidate alone, confirm_runs times.",
+    )
+    ab_max_pairs = models.PositiveSmallIntegerField(
+        default=DEFAULT_AB_MAX_PAIRS, help_text="A/B confirmation: most pairs run before the answer is inconclusive."
     )
     last_checked_at = models.DateTimeField(null=True, blank=True)
     last_head = models.CharField(max_length=40, blank=True)
@@ -138,6 +156,14 @@ class BuildRecord(models.Model):
     bisect_of = models.ForeignKey(
         "Verdict", null=True, blank=True, on_delete=models.SET_NULL, related_name="bisect_builds"
     )
+    fanout_of = models.ForeignKey(
+        "Verdict",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="fanout_builds",
+        help_text="Built to check, by A/B pairs only, a regression confirmed on another rig.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -167,6 +193,12 @@ class BuildRun(models.Model):
     status = models.CharField(max_length=16, blank=True, help_text="What the rig reported for this run.")
     error = models.TextField(blank=True)
     confirms = models.BooleanField(default=False, help_text="A re-run that confirms or refutes the first verdict.")
+    run_commit = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The commit whose binary this run uses when it is not the build's own: the baseline (A) "
+        "side of an A/B pair.",
+    )
 
     class Meta:
         ordering = ["build", "reference_config", "repeat"]
@@ -189,6 +221,8 @@ class Confirmation(models.TextChoices):
     CONFIRMED = "confirmed", "Reproduced by a re-run"
     REFUTED = "refuted", "Not reproduced by a re-run"
     UNCHECKED = "unchecked", "Re-run failed; the first run stands"
+    AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B pairs"
+    AB_REFUTED = "ab_refuted", "Not reproduced by A/B pairs"
 
 
 class BisectStatus(models.TextChoices):
@@ -231,6 +265,22 @@ class Verdict(models.Model):
     confirm_effect_pct = models.FloatField(
         null=True, blank=True, help_text="The re-run's effect against the same baseline (the smallest, if several)."
     )
+    # A/B confirmation (regressions/ab.py): the pairs' figures; the pairs themselves are ConfirmationPairs.
+    ab_n_pairs = models.PositiveSmallIntegerField(default=0)
+    ab_effect_pct = models.FloatField(null=True, blank=True, help_text="Mean paired change B vs A, in percent.")
+    ab_ci_low_pct = models.FloatField(null=True, blank=True)
+    ab_ci_high_pct = models.FloatField(null=True, blank=True)
+    ab_p_value = models.FloatField(null=True, blank=True)
+    ab_spread_pct = models.FloatField(null=True, blank=True, help_text="SD of the pairs' log ratios × 100.")
+    ab_decision = models.CharField(max_length=16, blank=True)
+    fanout_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="fanout_verdicts",
+        help_text="The regression on another rig this verdict checks.",
+    )
     commit_from = models.CharField(max_length=40, blank=True)
     commit_to = models.CharField(max_length=40)
     compare_url = models.URLField(max_length=600, blank=True)
@@ -255,12 +305,53 @@ class Verdict(models.Model):
     def stands(self) -> bool:
         """True if this verdict is a change that alerts and bisection act on:
         confirmed, or needing no confirmation (or its re-run failed)."""
-        return self.kind != VerdictKind.NONE and self.confirmation not in (Confirmation.PENDING, Confirmation.REFUTED)
+        return self.kind != VerdictKind.NONE and self.confirmation not in (
+            Confirmation.PENDING,
+            Confirmation.REFUTED,
+            Confirmation.AB_REFUTED,
+        )
+
+    def pairs(self) -> models.QuerySet[ConfirmationPair]:
+        """Return this verdict's A/B pairs in the order they ran."""
+        return ConfirmationPair.objects.filter(build=self.build, reference_config=self.reference_config).order_by(
+            "index"
+        )
 
     @property
     def noise(self) -> Noise:
         """Return the noise floor this verdict was judged with."""
         return Noise(self.noise_n_runs, self.noise_spread_pct, self.noise_floor_pct, self.noise_k)
+
+
+class ConfirmationPair(models.Model):
+    """One A/B pair of an A/B confirmation: a run of the baseline build (A) and
+    one of the candidate build (B) on the same rig, one after the other
+    (``a_first``: ABBA order), and the two run medians once both arrived."""
+
+    build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="confirmation_pairs")
+    reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="confirmation_pairs")
+    index = models.PositiveSmallIntegerField()
+    a_first = models.BooleanField(default=True)
+    a_commit = models.CharField(max_length=40)
+    a_run = models.OneToOneField(BuildRun, on_delete=models.CASCADE, related_name="as_pair_a")
+    b_run = models.OneToOneField(BuildRun, on_delete=models.CASCADE, related_name="as_pair_b")
+    a_median = models.FloatField(null=True, blank=True)
+    b_median = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["build", "reference_config", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["build", "reference_config", "index"], name="uniq_confirmation_pair")
+        ]
+
+    def __str__(self) -> str:
+        return f"pair {self.index} of {self.build.short_commit}"
+
+    @property
+    def effect_pct(self) -> float | None:
+        if not self.a_median or self.b_median is None:
+            return None
+        return 100.0 * (self.b_median / self.a_median - 1)
 
 
 class AlertChannel(models.TextChoices):

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard.regressions import views, views_matrix, views_subscribe
+from leaderboard.regressions import views, views_matrix, views_report, views_subscribe
 
 app_name = "regressions"
 
@@ -10,4 +10,6 @@ urlpatterns = [
     path("matrix/", views_matrix.matrix_page, name="matrix"),
     path("subscribe/", views_subscribe.subscribe_page, name="subscribe"),
     path("<int:subscription_id>/references/", views_subscribe.references_add_page, name="references-add"),
+    path("report/<int:verdict_id>/", views_report.report_page, name="report"),
+    path("report/<int:verdict_id>.md", views_report.report_markdown_file, name="report_md"),
 ]

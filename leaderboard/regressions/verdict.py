@@ -9,8 +9,11 @@ A change is called only when it is
    the medians of earlier runs of the same comparison (the noise floor, on a
    log scale: see Noise).
 
-A change that passes all three is then re-run on the same build before it
-stands (services/confirmation.py): the re-run must pass them too, against the
+A change that passes all three is then confirmed before it stands
+(services/confirmation.py): by default by A/B pairs of the baseline and the
+candidate build run in turn on the same rig (regressions/ab.py, which a slow
+spell or a speed step between two nights cannot fool); or, with the re-run
+rule, by re-running the candidate, which must pass all three again against the
 same baseline and floor, in the same direction.
 
 Significance alone flags tiny real shifts once there are enough samples; size

@@ -44,6 +44,17 @@ def commits_between(repo_dir: Path, old: str, new: str) -> list[str]:
     return out.split()
 
 
+def commit_subject(repo_dir: Path, commit: str) -> str:
+    """Return the first line of ``commit``'s message in ``repo_dir``; '' if the
+    repository or the commit is not there (nothing is fetched)."""
+    if not (Path(repo_dir) / "HEAD").is_file():
+        return ""
+    try:
+        return git(["log", "-1", "--format=%s", commit, "--"], cwd=repo_dir, timeout_s=30).strip()
+    except GitError:
+        return ""
+
+
 def mirror(repo_url: str, dest: Path) -> Path:
     """Return a bare mirror of ``repo_url`` at ``dest``, cloned the first time and
     fetched after (history without a checkout: enough to walk commit ranges).

@@ -17,6 +17,11 @@ A first build of a reference config comes with several entries for it in
 ``runs`` (repeats, each with its own run uuid): they run one after the other
 on the same binary, and their spread is the noise floor the next build's
 verdict is judged with.
+
+An A/B confirmation (leaderboard/regressions/ab.py) sends runs that name
+another ``commit``: the baseline build. It is built with the same flags (or,
+as a rule, found in the cache) and those runs use its binary, in the order
+the runs come, so A and B alternate on the same rig.
 """
 
 from __future__ import annotations
@@ -86,11 +91,23 @@ def nightly_build_and_bench(
     report["status"] = built.status
     if not built.ok:
         return report
+    others: dict[str, BuildResult | str] = {}
     for entry in spec.get("runs") or []:
         row: dict[str, Any] = {"build_run_id": entry.get("build_run_id"), "run_uuid": entry.get("run_uuid")}
         try:
+            binary = built
+            other = str(entry.get("commit") or "")
+            if other and other != built.commit:
+                if other not in others:
+                    others[other] = _build_other(build_spec, other, cache_dir or build_cache_dir())
+                found = others[other]
+                if isinstance(found, str):
+                    row.update(status="failed", delivered="not_posted", error=found)
+                    report["runs"].append(row)
+                    continue
+                binary = found
             config = run_config(
-                entry, built=built, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or ""
+                entry, built=binary, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or ""
             )
             result = run_job(config)
             row.update(status=result.status, delivered=result.delivered, error=result.failure_reason)
@@ -99,6 +116,15 @@ def nightly_build_and_bench(
             row.update(status="failed", delivered="not_posted", error=f"{type(exc).__name__}: {exc}")
         report["runs"].append(row)
     return report
+
+
+def _build_other(spec: BuildSpec, commit: str, cache_dir: Path) -> BuildResult | str:
+    """Return the build of ``commit`` with ``spec``'s flags, or why there is none."""
+    try:
+        other = build(BuildSpec(repo_url=spec.repo_url, commit=commit, flags=spec.flags, jobs=spec.jobs), cache_dir)
+    except (BuildError, ValueError, OSError) as exc:
+        return f"baseline build {commit[:10]}: {type(exc).__name__}: {exc}"
+    return other if other.ok else f"baseline build {commit[:10]} failed"
 
 
 @app.task(bind=True, name=TASK_NAME, acks_late=True, reject_on_worker_lost=True, ignore_result=True)

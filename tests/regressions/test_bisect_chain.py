@@ -56,6 +56,7 @@ def test_bisection_builds_and_benchmarks_midpoints_and_names_the_first_slow_comm
     made = gemma_nightly_rig(
         "bisect-cpu",
         bisect=True,
+        confirm_mode="rerun",
         confirm_runs=0,  # confirmation has its own chain test (test_nightly_chain); this one bisects
     )
     sub, ref, worker = made.subscription, made.reference, made.worker

@@ -44,7 +44,7 @@ def _slow_build_pending(
 ) -> tuple[Any, Any, Verdict, Callable[..., Any]]:
     """A baseline, then a 5% slower build judged a regression and held pending;
     also return the function that makes the next build."""
-    sub, ref, make_build = nightly_setup(confirm_runs=1)
+    sub, ref, make_build = nightly_setup(confirm_runs=1, confirm_mode="rerun")
     good = make_build("a", BASE)
     build_report_record(report=_report(good, list(good.build_runs.all())))
     slow = make_build("b", SLOW)
@@ -161,7 +161,7 @@ def test_a_rerun_the_rig_could_not_make_leaves_the_first_verdict_standing_and_al
 def test_confirm_runs_zero_lets_the_first_verdict_stand(
     nightly_setup: Callable[..., Any], webhook_receiver: WebhookReceiver
 ) -> None:
-    _, _, make_build = nightly_setup(confirm_runs=0)
+    _, _, make_build = nightly_setup(confirm_runs=0, confirm_mode="rerun")
     good = make_build("a", BASE)
     build_report_record(report=_report(good, list(good.build_runs.all())))
     slow = make_build("b", SLOW)
@@ -174,7 +174,7 @@ def test_confirm_runs_zero_lets_the_first_verdict_stand(
 def test_a_rerun_that_cannot_be_queued_leaves_the_first_verdict_standing_and_alerts(
     nightly_setup: Callable[..., Any], webhook_receiver: WebhookReceiver, celery_broker: redis.Redis
 ) -> None:
-    _, _, make_build = nightly_setup(confirm_runs=1)
+    _, _, make_build = nightly_setup(confirm_runs=1, confirm_mode="rerun")
     good = make_build("a", BASE)
     build_report_record(report=_report(good, list(good.build_runs.all())))
     slow = make_build("b", SLOW)

@@ -164,7 +164,8 @@ def test_the_matrix_reads_at_desktop_and_phone_widths(two_rigs, live_server, chr
             assert wrap_scrolls or page.evaluate("document.querySelector('table.matrix').offsetWidth") <= width
         with page.expect_navigation(wait_until="commit"):
             cell.locator("a").click()
-        assert "/compare/?runs=" in page.url
+        # A regression's cell opens its report (the pair's figures, rig by rig).
+        assert "/regressions/report/" in page.url
     finally:
         context.close()
     assert not errors

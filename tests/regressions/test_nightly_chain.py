@@ -61,7 +61,8 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     service_worker: None,
     webhook_receiver: WebhookReceiver,
 ) -> None:
-    made = gemma_nightly_rig("nightly-cpu", webhook_url=webhook_receiver.url)
+    # The re-run rule (A/B confirmation has its own chain test, test_ab_chain.py).
+    made = gemma_nightly_rig("nightly-cpu", webhook_url=webhook_receiver.url, confirm_mode="rerun")
     worker = made.worker
     # The schedule the data migration made, edited as staff would in the admin: every second.
     importlib.import_module("leaderboard.regressions.migrations.0002_nightly_schedule").create_schedule(

@@ -18,7 +18,16 @@ from django.urls import reverse
 from django.utils import timezone
 
 from leaderboard.celery import app as celery_app
-from leaderboard.regressions.models import AlertChannel, AlertDelivery, AlertStatus, Confirmation, Verdict
+from leaderboard.regressions.models import (
+    AlertChannel,
+    AlertDelivery,
+    AlertStatus,
+    Confirmation,
+    Verdict,
+    VerdictKind,
+)
+from leaderboard.regressions.report import regression_report
+from leaderboard.regressions.report_md import report_markdown, report_url
 
 logger = logging.getLogger(__name__)
 
@@ -51,8 +60,16 @@ def alert_message(verdict: Verdict) -> str:
         lines.insert(2, f"reproduced by a re-run of the same build: {verdict.confirm_effect_pct:+.2f}%")
     elif verdict.confirmation == Confirmation.UNCHECKED:
         lines.insert(2, "not re-run (the re-run failed): one run's verdict")
+    elif verdict.confirmation == Confirmation.AB_CONFIRMED and verdict.ab_effect_pct is not None:
+        lines.insert(
+            2,
+            f"reproduced by {verdict.ab_n_pairs} A/B pairs of baseline and candidate on the same rig: "
+            f"{verdict.ab_effect_pct:+.2f}% (p={verdict.ab_p_value if verdict.ab_p_value is not None else 1:.2g})",
+        )
     if verdict.first_bad_commit:
         lines.insert(len(lines) - 2, f"first slow commit (bisected): {verdict.first_bad_commit}")
+    if verdict.kind == VerdictKind.REGRESSION:
+        lines.append(f"report: {report_url(verdict.pk)}")
     return "\n".join(lines)
 
 
@@ -77,7 +94,16 @@ def webhook_body(verdict: Verdict) -> dict[str, object]:
             "commit_to": verdict.commit_to,
             "compare_url": verdict.compare_url,
         },
+        **_report_fields(verdict),
     }
+
+
+def _report_fields(verdict: Verdict) -> dict[str, object]:
+    """Return the report's link and Markdown for a regression (regressions/report.py), else nothing."""
+    if verdict.kind != VerdictKind.REGRESSION:
+        return {}
+    markdown = report_markdown(regression_report(verdict_id=verdict.pk))
+    return {"report_url": report_url(verdict.pk), "report_markdown": markdown}
 
 
 def alerts_create_for(*, verdict: Verdict) -> list[AlertDelivery]:

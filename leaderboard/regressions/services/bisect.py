@@ -9,12 +9,8 @@ nightly build, tagged ``bisect_of`` so it never becomes a baseline itself."""
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
-from django.conf import settings
-
 from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
+from leaderboard.regressions.repos import mirror_dir
 from leaderboard.regressions.services.detection import build_queue
 from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
@@ -23,7 +19,7 @@ from runners.builds.gitrepo import GitError, commits_between, mirror
 
 def _range(verdict: Verdict) -> list[str]:
     url = verdict.build.subscription.repo_url
-    repo = mirror(url, Path(settings.RIGBOARD_REPO_CACHE_DIR) / hashlib.sha256(url.encode()).hexdigest()[:16])
+    repo = mirror(url, mirror_dir(url))
     return commits_between(repo, verdict.bisect_good, verdict.bisect_bad)
 
 

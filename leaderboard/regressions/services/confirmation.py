@@ -13,7 +13,13 @@ noisy neighbour for a minute, a frequency dip — lands beyond it now and then
 (1 of 137 A/A pairs in nightly order on a shared 2-core VM, benchmarks/README.md).
 Such an outlier has to happen twice in a row, on the same side, to alarm.
 Regression trackers do the same before blaming a commit (Perfherder's
-retriggers, Chromium's Pinpoint)."""
+retriggers, Chromium's Pinpoint).
+
+That is the ``rerun`` confirm mode. The default, ``ab``, runs the baseline
+build beside the candidate instead (services/ab_confirmation.py), which a slow
+spell or a speed step between the two nights cannot fool; this module routes
+a build to one or the other, and a regression confirmed by A/B is fanned out
+to the branch's other rigs."""
 
 from __future__ import annotations
 
@@ -24,7 +30,16 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.db.models import Max
 
-from leaderboard.regressions.models import BuildRecord, BuildRun, Confirmation, Verdict, VerdictKind
+from leaderboard.regressions.models import (
+    BuildRecord,
+    BuildRun,
+    Confirmation,
+    ConfirmationPair,
+    ConfirmMode,
+    Verdict,
+    VerdictKind,
+)
+from leaderboard.regressions.services.ab_confirmation import ab_queue, ab_settle, fanout_queue
 from leaderboard.regressions.services.alerts import alerts_queue_for
 from leaderboard.regressions.services.bisect import bisect_start
 from leaderboard.regressions.services.detection import build_send
@@ -41,7 +56,11 @@ def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> li
     or no verdict is a change."""
     confirm_runs = build.subscription.confirm_runs
     todo = [v for v in verdicts if v.kind != VerdictKind.NONE and not v.confirmation]
-    if confirm_runs == 0 or not todo or build.bisect_of_id is not None:
+    if not todo or build.bisect_of_id is not None or build.fanout_of_id is not None:
+        return []
+    if build.subscription.confirm_mode == ConfirmMode.AB:
+        return ab_queue(build=build, verdicts=todo)
+    if confirm_runs == 0:
         return []
     with transaction.atomic():
         for verdict in todo:
@@ -72,9 +91,13 @@ def _send(build_id: int) -> None:
 
 def standing_changes_act_on(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> None:
     """Alert on (and, if the subscription says so, bisect) each regression that
-    stands: confirmed, or needing no confirmation. Both are idempotent."""
+    stands: confirmed, or needing no confirmation; one confirmed by A/B pairs
+    is also checked on the branch's other rigs (fan-out). All idempotent. A
+    fan-out verdict is an answer for the report, acted on by none of these."""
     for verdict in verdicts:
-        if verdict.kind == VerdictKind.REGRESSION and verdict.stands:
+        if verdict.kind == VerdictKind.REGRESSION and verdict.stands and verdict.fanout_of_id is None:
+            if verdict.confirmation == Confirmation.AB_CONFIRMED:
+                fanout_queue(verdict=verdict)
             alerts_queue_for(verdict=verdict)
             if build.subscription.bisect:
                 bisect_start(verdict=verdict)
@@ -84,7 +107,14 @@ def confirmation_settle(*, build: BuildRecord) -> list[Verdict]:
     """Judge the reported re-runs of the build's pending verdicts and settle
     them (confirmed, refuted, or unchecked when no re-run finished); a verdict
     whose re-runs are not all reported stays pending. Recompute whether the
-    build is accepted. Return all the build's verdicts."""
+    build is accepted. A build with A/B pairs is judged by them instead
+    (services/ab_confirmation.py). Return all the build's verdicts."""
+    if ConfirmationPair.objects.filter(build=build).exists():
+        verdicts = ab_settle(build=build)
+        if build.bisect_of_id is None and build.fanout_of_id is None:
+            build.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
+            build.save(update_fields=["accepted"])
+        return verdicts
     verdicts = list(build.verdicts.select_related("reference_config").order_by("id"))
     for verdict in verdicts:
         if verdict.confirmation == Confirmation.PENDING:

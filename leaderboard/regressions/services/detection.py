@@ -61,6 +61,8 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
                 "run_uuid": str(br.run_uuid),
                 "name": br.reference_config.name + _run_label(br),
                 "config": br.reference_config.spec,
+                # The A side of an A/B pair runs the baseline commit's binary.
+                **({"commit": br.run_commit} if br.run_commit else {}),
             }
             for br in build.build_runs.filter(status="").select_related("reference_config")
         ],
@@ -72,6 +74,10 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
 
 
 def _run_label(build_run: BuildRun) -> str:
+    if build_run.run_commit:
+        return f" (A/B: A {build_run.run_commit[:10]}, run {build_run.repeat})"
+    if build_run.confirms and hasattr(build_run, "as_pair_b"):
+        return f" (A/B: B, run {build_run.repeat})"
     if build_run.confirms:
         return f" (re-run {build_run.repeat})"
     return f" (repeat {build_run.repeat})" if build_run.repeat else ""
@@ -115,6 +121,8 @@ def runs_needed(*, reference_config: ReferenceConfig) -> int:
         build__status=BuildStatus.BENCHMARKED,
         build__accepted=True,
         build__bisect_of__isnull=True,
+        build__fanout_of__isnull=True,
+        run_commit="",
     ).count()
     return max(1, MIN_NOISE_RUNS - history)
 
@@ -167,7 +175,7 @@ def subscription_check(*, subscription: Subscription) -> CheckResult:
     if BuildRecord.objects.filter(subscription=subscription, commit=head).exists():
         return CheckResult(subscription.pk, head, None, "already tested on this rig")
     previous = (
-        BuildRecord.objects.filter(subscription=subscription, bisect_of__isnull=True)
+        BuildRecord.objects.filter(subscription=subscription, bisect_of__isnull=True, fanout_of__isnull=True)
         .order_by("-created_at", "-id")
         .values_list("commit", flat=True)
         .first()

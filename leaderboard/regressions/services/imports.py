@@ -27,6 +27,7 @@ from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
     Confirmation,
+    ConfirmMode,
     ReferenceConfig,
     Subscription,
     VerdictKind,
@@ -84,6 +85,8 @@ def timeline_import(*, rig: Rig, document: Mapping[str, Any]) -> TimelineImport:
             build_flags=str(sub_data.get("build_flags") or ""),
             defaults={
                 "is_active": False,
+                # Recordings replay the re-run rule's re-runs (A/B pairs are not in the format).
+                "confirm_mode": ConfirmMode.RERUN,
                 **{k: sub_data[k] for k in _SUBSCRIPTION_FIELDS if sub_data.get(k) is not None},
             },
         )

@@ -85,7 +85,10 @@ def earlier_matching_runs(*, build_run: BuildRun, new_run: Run) -> list[_Candida
             build__status=BuildStatus.BENCHMARKED,
             build__accepted=True,
             build__bisect_of__isnull=True,
+            build__fanout_of__isnull=True,
             build__created_at__lte=build.created_at,
+            # The baseline (A) side of an A/B pair is another build's binary.
+            run_commit="",
         )
         .exclude(build=build)
         .select_related("build")

