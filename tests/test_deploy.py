@@ -129,9 +129,8 @@ def test_the_commented_rig_worker_example_is_valid_compose():
     assert queue == f"rig.{rig['environment']['RIGBOARD_RIG']}"
     assert "--pool=solo" in argv
     # Only what the rig's Celery app reads; no database URL or SECRET_KEY on a rig.
-    read = set(
-        re.findall(r"os\.environ\.get\(\"(RIGBOARD_[A-Z_]+)\"", (ROOT / "runners" / "celery_app.py").read_text())
-    )
+    # runners/env.py is the rig side's one reader of its environment (RigEnv.read: the worker's part).
+    read = set(re.findall(r"env_\w+\(\"(RIGBOARD_[A-Z_]+)\"", (ROOT / "runners" / "env.py").read_text()))
     assert set(rig["environment"]) <= read
     assert {"RIGBOARD_BROKER_URL", "RIGBOARD_URL", "RIGBOARD_TOKEN"} <= set(rig["environment"])
     assert rig["depends_on"]["web"] == {"condition": "service_started"}

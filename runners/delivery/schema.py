@@ -410,16 +410,6 @@ class RunCreateInput(Payload):
         return self
 
 
-class RunBulkCreateInput(Payload):
-    """POST /api/runs/bulk/: runs of the token's rig, each a ``RunCreateInput``.
-
-    It describes the request (OpenAPI); the service checks each run on its own with
-    ``RunCreateInput`` (leaderboard/results/api/batch.py), so that one refused run
-    does not stop the others, and bounds the list with RIGBOARD_MAX_BULK_RUNS."""
-
-    runs: list[RunCreateInput] = Field(min_length=1, description="At most RIGBOARD_MAX_BULK_RUNS runs.")
-
-
 def validated(model: type[Payload], data: Any, *, limits: Limits | None = None) -> dict[str, Any]:
     """Return ``data`` checked against ``model`` as a plain dict (fields left out
     stay out, unless they have a default); raise pydantic's ValidationError,

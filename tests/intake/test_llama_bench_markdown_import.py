@@ -45,7 +45,7 @@ def test_the_issue_table_is_stored_as_a_printed_summary_without_samples(rig_with
     assert run.stack.build == "b7825-e9fd8dc"
     assert Sample.objects.count() == 0
     again = post_text(rig_with_token.client, read("issue-27-example.md"))
-    assert again.status_code == 200 and again.json()["created"] == 0
+    assert again.status_code == 200 and again.json()["created"] == 0, again.content
 
 
 def test_a_multi_table_paste_stores_every_row_with_its_tables_build(rig_with_token):

@@ -20,9 +20,7 @@ def test_it_serves_an_openapi_schema_with_every_endpoint(api_client):
     assert "post" in paths["/api/runs/{uuid}/samples/"]
     assert "post" in paths["/api/runs/{uuid}/finish/"]
     bulk_body = paths["/api/runs/bulk/"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-    assert bulk_body == {"$ref": "#/components/schemas/RunBulkCreateInput"}
-    bulk_runs = schema["components"]["schemas"]["RunBulkCreateInput"]["properties"]["runs"]
-    assert bulk_runs["items"] == {"$ref": "#/components/schemas/RunCreateInput"}
+    assert bulk_body["properties"]["runs"]["items"] == {"$ref": "#/components/schemas/RunCreateInput"}
     assert {"400", "401", "413"} <= set(paths["/api/runs/bulk/"]["post"]["responses"])
     assert "get" in paths["/api/rigs/{name}/"]
     list_params = {p["name"] for p in paths["/api/runs/"]["get"]["parameters"]}

@@ -207,10 +207,12 @@ def _existing_or_complete(
     status = run.get("status")
     open_ = existing.status == RunStatus.RUNNING or run_closed_for_silence(existing)
     ends = status in _ENDED
+    brings = bool(samples or sweep_points or concurrency_levels)
     if open_:
-        if not ends and not (samples or sweep_points or concurrency_levels):
+        if not ends and not brings:
             return result
-    elif not (ends and status == existing.status):
+    elif not (ends and status == existing.status and brings):
+        # An ended run takes only rows; a document without any (a summary re-imported) adds nothing.
         return result
     try:
         completed = run_append(

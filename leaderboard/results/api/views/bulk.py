@@ -16,7 +16,22 @@ from leaderboard.results.api.batch import BulkJSONParser, runs_submit
 from leaderboard.results.api.views.base import ApiMixin, APIView
 from leaderboard.results.models import RigToken
 from leaderboard.results.services.bulk import CREATED, REFUSED, STORED, BulkRunOutcome
-from runners.delivery import schema
+
+# The request as OpenAPI describes it: a list of the run's one schema, the
+# component POST /api/runs/ takes (each run is checked on its own: api/batch.py).
+_REQUEST = {
+    "type": "object",
+    "description": "Runs of the token's rig, each a POST /api/runs/ body (its rig may be left out).",
+    "properties": {
+        "runs": {
+            "type": "array",
+            "minItems": 1,
+            "description": "At most RIGBOARD_MAX_BULK_RUNS runs.",
+            "items": {"$ref": "#/components/schemas/RunCreateInput"},
+        }
+    },
+    "required": ["runs"],
+}
 
 
 class BulkRunOutputSerializer(serializers.Serializer):
@@ -80,7 +95,7 @@ class RunBulkCreateApi(ApiMixin, APIView):
 
     @extend_schema(
         operation_id="runs_bulk_create",
-        request=schema.RunBulkCreateInput,
+        request={"application/json": _REQUEST},
         responses={
             200: OpenApiResponse(BulkOutputSerializer, description="One answer per run, in the request's order."),
             400: OpenApiResponse(description='No list of runs, or too many: {"errors": {"runs": ["why"]}}'),

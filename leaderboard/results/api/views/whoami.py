@@ -10,14 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin, schema_component
+from leaderboard.results.api.views.base import ApiMixin
+from leaderboard.results.api.views.rigs import RigOutputSerializer
 from leaderboard.results.models import Rig, RigToken
 from leaderboard.results.services.rigs import GpuSpec, rig_hardware_update
 
 MAX_GPU_GROUPS = 32
-
-RigOutputSerializer = schema_component(outputs.RigOutputSerializer, "Rig")
 
 
 class HasRigToken(permissions.BasePermission):
