@@ -51,14 +51,17 @@ def _bad_values(value: Any, path: str, out: dict[str, list[str]]) -> None:
             _bad_values(item, f"{path}.{position}" if path else str(position), out)
 
 
-class BoundedJSONParser(parsers.JSONParser):
+class BoundedJSONParser(parsers.BaseParser):
     """JSON with a size limit (413) and no NaN, Infinity, null characters or
     lone surrogates (400 naming the field): PostgreSQL cannot store the last
     two, and NaN would poison every mean it enters.
 
-    DRF reads the body from the request stream, which skips Django's
-    DATA_UPLOAD_MAX_MEMORY_SIZE check, so the limit is enforced here."""
+    A BaseParser, not DRF's JSONParser: DRF reads a JSONParser's body through
+    ``request.body``, held to Django's one DATA_UPLOAD_MAX_MEMORY_SIZE whatever the
+    endpoint, while other parsers read the request stream, which this one reads
+    no further than its own endpoint's limit (``limit_setting``)."""
 
+    media_type = "application/json"
     limit_setting = "RIGBOARD_MAX_BODY_BYTES"
 
     def parse(
