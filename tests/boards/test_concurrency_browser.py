@@ -79,7 +79,7 @@ def test_the_concurrency_charts_overlay_runs_and_mark_the_floor(live_server, bro
     page.wait_for_url(re.compile(r".*concurrency=8.*"))
     rows = page.locator("#at-level tbody tr")
     assert rows.count() == 2
-    assert rows.nth(0).locator("td").nth(2).inner_text() == "+0.0%"  # the baseline
+    assert rows.nth(0).locator("td").nth(2).inner_text() == "0.0%"  # the baseline (a zero carries no sign)
     assert rows.nth(1).locator("td").nth(2).inner_text().startswith("+")
     assert "floor=100" in page.url  # the floor chosen before is kept
 
