@@ -150,30 +150,6 @@ def cost_cell(row: Any) -> str:
     return "–"
 
 
-# A stored figure's name as a visitor reads it (a concurrency level's or a latency figure's).
-FIELD_LABELS = {
-    "acceptance_pct": "accept %",
-    "energy_j_per_token": "J/token",
-    "decode_tokens_per_s_mean": "decode t/s",
-    "decode_tokens_per_s": "decode t/s",
-    "prefill_tokens_per_s": "prefill t/s",
-    "output_tokens_per_s": "output t/s",
-    "ttft_ms": "TTFT ms",
-    "itl_ms": "inter-token ms",
-}
-_PERCENTILE_FIELD = re.compile(r"^(?P<base>.+)_p(?P<q>\d+)$")
-
-
-def field_label(name: str) -> str:
-    """Return a figure's stored name as words: ``ttft_ms_p90`` → ``TTFT ms p90``."""
-    if name in FIELD_LABELS:
-        return FIELD_LABELS[name]
-    match = _PERCENTILE_FIELD.match(name)
-    if match and match["base"] in FIELD_LABELS:
-        return f"{FIELD_LABELS[match['base']]} p{match['q']}"
-    return name.replace("_", " ")
-
-
 _TOO_FEW = re.compile(r"needs at least (?P<least>\d+) values, got (?P<got>\d+)")
 
 

@@ -11,12 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.text import slugify
 
-from leaderboard.boards.formatting import field_label
 from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
 from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.pareto import candidate as pareto_candidate
 from leaderboard.campaigns.stored import readable_trials
+from leaderboard.core.labels import field_label
 from leaderboard.results.models import Source
 from runners.campaign.spec import OBJECTIVES
 

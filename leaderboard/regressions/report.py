@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
+from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
 from leaderboard.regressions.repos import mirror_dir
@@ -240,7 +241,7 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     subject = commit_subject(mirror_dir(sub.repo_url), first_bad or verdict.commit_to)
     effect = f"{verdict.ab_effect_pct if verdict.ab_effect_pct is not None else verdict.effect_pct or 0:+.1f}%"
     where = first_bad or verdict.commit_to
-    title = f"Decode regression ({effect} {verdict.metric}) at {where[:10]} on {sub.rig.name}"
+    title = f"Decode regression ({effect} {field_label(verdict.metric)}) at {where[:10]} on {sub.rig.name}"
     server_line, bench_line = _commands(verdict)
     return Report(
         verdict=verdict,

@@ -55,6 +55,7 @@ NOT_PAGES = {
     "account_reauthenticate": "asks for the password again",
     "account_inactive": "only after an inactive account's log-in",
     "account_set_password": "redirects: the owner has a password",
+    "regressions:report_md": "the report's Markdown export (text to paste, the report page's content)",
 }
 
 SETUP = r"""
@@ -66,7 +67,7 @@ from allauth.account.models import EmailAddress
 from django.contrib.auth.models import User
 from leaderboard.campaigns.models import Campaign
 from leaderboard.intake.owners import owned_rig_register
-from leaderboard.regressions.models import Subscription
+from leaderboard.regressions.models import Subscription, Verdict
 from leaderboard.results.models import ModelFile, PublishedComparison, Rig, Run, Source
 from leaderboard.results.services.rigs import GpuSpec
 
@@ -84,6 +85,7 @@ bench = runs.filter(workload__name__startswith="llama-bench").first()
 reported = Run.objects.filter(provenance="reported").order_by("pk")
 published_sweep = Run.objects.get(report_key="six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep")
 sub = Subscription.objects.get(rig=demo_rig)
+regression = Verdict.objects.filter(build__subscription=sub, kind="regression").order_by("pk").first()
 owned_sub, _ = Subscription.objects.get_or_create(
     rig=owned, repo_url="https://github.com/ggml-org/llama.cpp", branch="master", build_flags=""
 )
@@ -102,6 +104,7 @@ print(json.dumps({
     "campaign": Campaign.objects.filter(rig=demo_rig).get().pk,
     "subscription": sub.pk, "reference": sub.reference_configs.get().pk,
     "branch_query": urlencode({"repo": sub.repo_url, "branch": sub.branch}), "owned_subscription": owned_sub.pk,
+    "regression": regression.pk,
 }))
 """
 
@@ -186,6 +189,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         "regressions:index": ["/regressions/"],
         "regressions:timeline": [f"/regressions/{ids['subscription']}/{ids['reference']}/"],
         "regressions:matrix": [f"/regressions/matrix/?{ids['branch_query']}"],
+        "regressions:report": [f"/regressions/report/{ids['regression']}/"],
         "intake:llama-bench": ["/llama-bench/"],
         "intake:llama-bench-compare": [f"/llama-bench/compare/?rig={ids['rig']}"],
         "api:docs": ["/api/docs/"],

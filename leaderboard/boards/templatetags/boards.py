@@ -17,6 +17,7 @@ from django.utils.html import format_html
 from leaderboard.boards import formatting
 from leaderboard.boards.formatting import gpu_url, http_url, markers, source_title
 from leaderboard.boards.speedups import cells, select
+from leaderboard.core.labels import field_label
 
 register = template.Library()
 
@@ -24,7 +25,7 @@ register.filter("num", formatting.num)
 register.filter("as_printed", formatting.as_printed)
 register.filter("vram_gib", formatting.vram_gib)
 register.filter("http_url", http_url)
-register.filter("field_label", formatting.field_label)
+register.filter("field_label", field_label)
 register.filter("reason_text", formatting.reason_text)
 register.filter("flash_attn_shown", formatting.flash_attn_shown)
 register.filter("cost_label", formatting.cost_label)
