@@ -40,6 +40,7 @@ system-deps:
 # DEBUG is off by default (settings.py); the demo and the tests turn it on for
 # themselves (a development SECRET_KEY, loopback hosts, tracebacks on 500s).
 DEMO_RIG := rigboard-dev-vm-demo
+DEMO_RIG_2T := rigboard-dev-vm-2threads-demo
 DEMO_GPU_RIG := lent-h200-demo
 DEMO_DATA := leaderboard/results/demo_data
 demo: export DEBUG ?= true
@@ -57,7 +58,10 @@ demo-data:
 	  $(DEMO_DATA)/runs/*.json
 	$(BIN)/python manage.py import_llama_bench --rig $(DEMO_RIG) $(DEMO_DATA)/llama-bench/*.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_RIG) $(DEMO_DATA)/campaigns/*.json
-	$(BIN)/python manage.py import_nightly --rig $(DEMO_RIG) $(DEMO_DATA)/nightly/*.json
+	$(BIN)/python manage.py import_nightly --rig $(DEMO_RIG) $(DEMO_DATA)/nightly/gemma-270m-cpu.json
+	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RIG_2T) --cpu "AMD EPYC (2 cores, no GPU)" \
+	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch (leaderboard/results/demo_data/README.md)" \
+	  $(DEMO_DATA)/nightly/gemma-270m-cpu-2threads.json
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_GPU_RIG) --cpu "16 cores (a lent NVIDIA H200 machine)" \
 	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only; benchmarks/README.md)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json

@@ -61,7 +61,8 @@ import redis as redis_lib  # noqa: E402
 import requests  # noqa: E402
 from ingest_service import free_port, manage, service_env, start_gunicorn  # noqa: E402
 
-from runners.delivery.client import LiveRun, ServiceClient  # noqa: E402
+from runners.delivery.client import ServiceClient  # noqa: E402
+from runners.delivery.live import LiveRun  # noqa: E402
 
 PG_BIN = Path("/usr/lib/postgresql")
 FAULT_DOWN_S = 3.0

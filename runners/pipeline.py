@@ -30,7 +30,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from runners import stats
 from runners.config import ConfigError, RigConfig
-from runners.delivery.client import Delivery, EndedByService, LiveRun, ServiceClient
+from runners.delivery.client import Delivery, ServiceClient
+from runners.delivery.live import EndedByService, LiveRun
 from runners.delivery.payload import build_payload
 from runners.delivery.schema import payload_problems
 from runners.files import write_atomically

@@ -51,8 +51,8 @@ from runners import pipeline
 from runners.campaign.hooks import run_trial_job
 from runners.celery_app import RigEnv, app
 from runners.config import RigConfig
-from runners.delivery.client import EndedByService
 from runners.delivery.jobreport import ENDED_STATUSES, JobConflict, JobReporter, ServiceUnreachable
+from runners.delivery.live import EndedByService
 
 logger = logging.getLogger(__name__)
 

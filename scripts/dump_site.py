@@ -70,6 +70,8 @@ def main() -> int:
     parser.add_argument("--variants", type=int, default=12, help="the most query strings read per path (default 12)")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+    # Django's test client asks for the host "testserver", which DEBUG's loopback list lacks.
+    os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
     sys.path.insert(0, str(ROOT))
     import django
 

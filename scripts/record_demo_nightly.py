@@ -161,6 +161,7 @@ def main() -> int:
     parser.add_argument("--rig", default=RIG, help="the rig's name (registered if new)")
     parser.add_argument("--threads", type=int, default=0, help="llama-server --threads (0: the tests' reference, 1)")
     parser.add_argument("--replay", type=Path, help="a recording whose upstream and commits to record again")
+    parser.add_argument("--nights", type=int, default=5, help="record only the first N of the five nights")
     args = parser.parse_args()
 
     call_command("migrate", "--noinput", verbosity=0)
@@ -239,7 +240,7 @@ def main() -> int:
     recorded = []
     started_all = time.monotonic()
     try:
-        for night, (label, _) in enumerate(changes):
+        for night, (label, _) in enumerate(changes[: args.nights]):
             commit = make_commit(night)
             if replayed[night] and commit != replayed[night]["commit"]:
                 raise SystemExit(f"night {night + 1}: made {commit}, the recording has {replayed[night]['commit']}")

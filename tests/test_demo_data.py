@@ -46,6 +46,11 @@ concurrent = runs.filter(concurrency_levels__isnull=False).distinct().get()
 concurrency_page = client.get(f"/concurrency/?runs={concurrent.pk}")
 rig_page = client.get(f"/rigs/{rig.pk}/").text
 builds = BuildRecord.objects.filter(subscription=sub).order_by("created_at")
+# The second rig on the same branch (the matrix's second column) and the report of the recorded regression.
+second = Subscription.objects.get(rig__name="rigboard-dev-vm-2threads-demo")
+from leaderboard.regressions.models import Verdict
+regression = Verdict.objects.get(build__subscription=sub, kind="regression")
+report = client.get(f"/regressions/report/{regression.pk}/")
 gpu_campaign = Campaign.objects.get(rig__name="lent-h200-demo")
 print(json.dumps({
     "gpu_campaign": {
@@ -75,6 +80,12 @@ print(json.dumps({
         "index_links_matrix": matrix_address.replace("&", "&amp;") in client.get("/regressions/").text,
         "active": sub.is_active,
         "builds": [[b.commit, b.status, [[v.kind, v.confirmation] for v in b.verdicts.all()]] for b in builds],
+        "second": {
+            "repo": [second.repo_url, second.branch] == [sub.repo_url, sub.branch],
+            "commits": list(second.builds.order_by("created_at").values_list("commit", flat=True)),
+            "subjects": dict(BuildRecord.objects.filter(subscription=sub).values_list("commit", "subject")),
+        },
+        "report": report.status_code, "report_text": report.content.decode(),
     },
     "concurrency": {
         "levels": sorted(concurrent.concurrency_levels.values_list("concurrency", flat=True)),
@@ -86,10 +97,12 @@ print(json.dumps({
 
 def _recorded() -> dict:
     (campaign_file,) = sorted((DEMO_DATA / "campaigns").glob("*.json"))
-    (timeline_file,) = sorted((DEMO_DATA / "nightly").glob("*.json"))
+    timeline_file = DEMO_DATA / "nightly" / "gemma-270m-cpu.json"
+    second_file = DEMO_DATA / "nightly" / "gemma-270m-cpu-2threads.json"
     return {
         "campaign": json.loads(campaign_file.read_text()),
         "timeline": json.loads(timeline_file.read_text()),
+        "second": json.loads(second_file.read_text()),
         "run_files": len(list((DEMO_DATA / "runs").glob("*.json"))),
         "llama_bench_rows": sum(len(json.loads(p.read_text())) for p in (DEMO_DATA / "llama-bench").glob("*.json")),
     }
@@ -105,6 +118,7 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     assert "stored as campaign" in first.stdout and "5 new builds" in first.stdout
     # The public result sets (leaderboard/results/community_data/), every row once.
     assert "geerlingguy-ai-benchmarks: 102 rows, 102 new runs" in first.stdout
+    assert "geerlingguy-ai-benchmarks-issues: 18 rows, 18 new runs" in first.stdout
     assert "xiongjiedai-gpu-benchmarks: 796 rows, 796 new runs" in first.stdout
     again = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
@@ -166,6 +180,20 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     assert all(night["commit"][:10] in timeline["matrix_text"] for night in recorded["timeline"]["builds"])
     assert "rigboard-dev-vm-demo" in timeline["matrix_text"] and ">CPU<" in timeline["matrix_text"]
     assert 'class="cell regression"' in timeline["matrix_text"] and "build failed" in timeline["matrix_text"]
+    # Each commit row shows its subject, as recorded.
+    for night in recorded["timeline"]["builds"]:
+        assert timeline["second"]["subjects"][night["commit"]] == night["subject"]
+    assert "llama : revert the decode entry point changes" in timeline["matrix_text"]
+    # Two rigs on the matrix: the second rig (2 threads) recorded the same branch's commits on this machine.
+    second = timeline["second"]
+    assert second["repo"] and second["commits"] == [night["commit"] for night in recorded["second"]["builds"]]
+    assert set(second["commits"]) <= {night["commit"] for night in recorded["timeline"]["builds"]}
+    assert "rigboard-dev-vm-2threads-demo" in timeline["matrix_text"]
+    assert timeline["matrix_text"].count('<td class="cell ') == 2 * len(recorded["timeline"]["builds"])
+    # The recorded regression's report renders, with both rigs' answers.
+    assert timeline["report"] == 200
+    assert all(rig in timeline["report_text"] for rig in ("rigboard-dev-vm-demo", "rigboard-dev-vm-2threads-demo"))
+    assert "llama : tidy decode entry point" in timeline["report_text"]
 
     # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
     concurrency = result["concurrency"]

@@ -1,17 +1,14 @@
 """Runs (loaded with their samples and sweep points) turned into the plain
-data charts.py draws: the one place that knows both the models and the charts."""
+data charts/ draws: the one place that knows both the models and the charts."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from leaderboard.boards.charts import (
-    DistributionSeries,
-    RepetitionData,
-    SweepPointData,
-    SweepSeries,
-    ctx_tokens_from_label,
-)
+from leaderboard.boards.charts.distributions import DistributionSeries
+from leaderboard.boards.charts.labels import ctx_tokens_from_label
+from leaderboard.boards.charts.repetitions import RepetitionData
+from leaderboard.boards.charts.sweep import SweepPointData, SweepSeries
 from leaderboard.boards.rows import run_label
 from leaderboard.results.models import Run
 

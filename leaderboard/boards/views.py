@@ -1,5 +1,5 @@
 """The HTML pages: each view calls a selector, builds its charts with
-charts.py, and renders a template. No view writes."""
+charts/, and renders a template. No view writes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,14 @@ from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.http import require_GET
 
-from leaderboard.boards import chartdata, charts
+from leaderboard.boards import chartdata
+from leaderboard.boards.charts.bars import BarItem, bar_figure
+from leaderboard.boards.charts.board import board_scatter_figure
+from leaderboard.boards.charts.distributions import distributions_figure
+from leaderboard.boards.charts.power_law import power_law_figure
+from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions_figure
+from leaderboard.boards.charts.steps import StepData, steps_figure
+from leaderboard.boards.charts.sweep import sweep_figure
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
@@ -48,6 +55,7 @@ from leaderboard.boards.selectors.runs import (
     sweep_rows,
 )
 from leaderboard.core.api.errors import api_not_found
+from leaderboard.core.fits import printed_fit
 from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
 from leaderboard.results.models import RigGpu, Run
@@ -83,10 +91,10 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
         "params": request.GET,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
-        "board_figure": charts.board_scatter_figure(view.rows),
-        "bar_figure": charts.bar_figure(
+        "board_figure": board_scatter_figure(view.rows),
+        "bar_figure": bar_figure(
             [
-                charts.BarItem(
+                BarItem(
                     label=" · ".join(p for p in (f"{row.model} {row.quantization}".strip(), row.stack, row.rig) if p),
                     value=row.decode_tokens_per_s_mean,
                     error=row.decode_tokens_per_s_stdev,
@@ -200,9 +208,9 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
     board = rig_board(rig_id=rig_id, usd_per_kwh=price, viewer=request.user)
     if board is None:
         raise Http404("no such rig")
-    bars = charts.bar_figure(
+    bars = bar_figure(
         [
-            charts.BarItem(
+            BarItem(
                 label=f"{row.model} {row.quantization} ({row.stack})".strip(),
                 value=row.decode_tokens_per_s_mean,
                 error=row.decode_tokens_per_s_stdev,
@@ -243,9 +251,9 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "failed_checks": sum(1 for s in samples if s.output_ok is False),
         "checked": sum(1 for s in samples if s.output_ok is not None),
         "sweep": sweep_rows(list(run.sweep_points.all())),
-        "reps_figure": charts.repetitions_figure(run_label(run), reps, mean=run.decode_tokens_per_s_mean),
-        "accept_figure": charts.acceptance_figure(reps),
-        "sweep_figure": charts.sweep_figure([chartdata.sweep_series(run)]),
+        "reps_figure": repetitions_figure(run_label(run), reps, mean=run.decode_tokens_per_s_mean),
+        "accept_figure": acceptance_figure(reps),
+        "sweep_figure": sweep_figure([chartdata.sweep_series(run)]),
         "has_acceptance": any(r.acceptance_pct is not None for r in reps),
         # Pooled acceptance weighs long repetitions more; the per-repetition mean is shown beside it.
         "accept_mean": sum(per_rep_accept) / len(per_rep_accept) if per_rep_accept else None,
@@ -286,10 +294,10 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "dropped": dropped,
         "max_compared": MAX_COMPARED,
         "differences": key_differences(runs),
-        "dist_figure": charts.distributions_figure(
+        "dist_figure": distributions_figure(
             chartdata.distribution_series([c.run for c in compared], [c.samples for c in compared])
         ),
-        "sweep_figure": charts.sweep_figure([chartdata.sweep_series(r) for r in runs]),
+        "sweep_figure": sweep_figure([chartdata.sweep_series(r) for r in runs]),
         "has_sweeps": any(r.sweep_points.all() for r in runs),
         "any_means_only": any(c.means_only for c in compared),
         "any_spread": any(c.spread for c in compared),
@@ -317,7 +325,7 @@ def concurrency_page(request: HttpRequest) -> HttpResponse:
 @require_GET
 def sweeps_page(request: HttpRequest) -> HttpResponse:
     runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")), viewer=request.user)
-    figure = charts.sweep_figure([chartdata.sweep_series(r) for r in runs])
+    figure = sweep_figure([chartdata.sweep_series(r) for r in runs])
     return render(
         request,
         "boards/sweeps.html",
@@ -336,9 +344,7 @@ def published_comparison(request: HttpRequest, comparison_id: int) -> HttpRespon
     if comparison is None:
         raise Http404("no such comparison")
     rows = list(comparison.rows.all())
-    figure = charts.bar_figure(
-        [charts.BarItem(label=r.label, value=r.decode_tokens_per_s, detail=r.note) for r in rows]
-    )
+    figure = bar_figure([BarItem(label=r.label, value=r.decode_tokens_per_s, detail=r.note) for r in rows])
     run_ids = ",".join(str(r.run_id) for r in rows if r.run_id)
     return render(
         request,
@@ -368,14 +374,14 @@ def source_page(request: HttpRequest, source_id: int) -> HttpResponse:
 def experiments(request: HttpRequest) -> HttpResponse:
     journeys = []
     for position, journey in enumerate(experiment_journeys(), start=1):
-        figure = charts.steps_figure(
-            [charts.StepData(f"{p.phase}: {p.label}", p.decode_tokens_per_s, p.notes) for p in journey.phases],
-            side_tests=[charts.StepData(p.label, p.decode_tokens_per_s, p.notes) for p in journey.side_tests],
+        figure = steps_figure(
+            [StepData(f"{p.phase}: {p.label}", p.decode_tokens_per_s, p.notes) for p in journey.phases],
+            side_tests=[StepData(p.label, p.decode_tokens_per_s, p.notes) for p in journey.side_tests],
         )
         fits = []
         for fit_position, fit in enumerate(journey.fits, start=1):
-            law = charts.power_law_from(fit.formula)
-            fit_figure = charts.power_law_figure(law, label=fit.name) if law else None
+            law = printed_fit(fit.formula)
+            fit_figure = power_law_figure(law, label=fit.name) if law else None
             fits.append((fit, law, fit_figure, f"fit-{position}-{fit_position}"))
         journeys.append((journey, figure, f"journey-{position}", fits))
     return render(request, "boards/experiments.html", {"journeys": journeys})

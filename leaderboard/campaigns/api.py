@@ -1,12 +1,12 @@
 """REST: open a campaign, record its trials, close it (a rig's token, or staff);
-read a campaign with its trials and analysis (public)."""
+read a campaign with its trials and analysis (public). Each view parses its body
+with the payload definition (runners/campaign/schema.py), calls one service or
+selector, and serializes: who may do what, and every refusal, is services.py's."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.request import Request
@@ -15,15 +15,14 @@ from rest_framework.views import APIView
 
 from leaderboard.campaigns import schema
 from leaderboard.campaigns.analysis import campaign_analysis
-from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
+from leaderboard.campaigns.dispatch import campaign_cancel
 from leaderboard.campaigns.models import Campaign, Trial
-from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
+from leaderboard.campaigns.selectors import campaign_get_visible, campaign_list_public, campaign_trials
+from leaderboard.campaigns.services import campaign_finish, campaign_for_writer, campaign_open, trial_record
 from leaderboard.campaigns.stored import finite_json, readable_trials
-from leaderboard.core.errors import ApplicationError
 from leaderboard.results.api.parsers import BoundedJSONParser
 from leaderboard.results.api.payloads import payload_model
 from leaderboard.results.api.permissions import is_staff, token_rig_id
-from leaderboard.results.models import Rig
 from runners.campaign import schema as payloads
 
 
@@ -37,10 +36,7 @@ class IsStaffOrRigToken(permissions.BasePermission):
 
 
 def _own_campaign(request: Request, campaign_id: int) -> Campaign:
-    campaign = get_object_or_404(Campaign.objects.select_related("rig"), pk=campaign_id)
-    if not is_staff(request) and token_rig_id(request) != campaign.rig_id:
-        raise ApplicationError("this campaign belongs to another rig", field="detail", status_code=403)
-    return campaign
+    return campaign_for_writer(campaign_id=campaign_id, staff=is_staff(request), token_rig_id=token_rig_id(request))
 
 
 def trial_output(trial: Trial) -> dict[str, Any]:
@@ -79,7 +75,7 @@ def campaign_output(campaign: Campaign, *, trials: bool = True) -> dict[str, Any
         "finished_at": campaign.finished_at,
     }
     if trials:
-        rows = readable_trials(campaign.trials.all())
+        rows = campaign_trials(campaign=campaign)
         data["trials"] = [trial_output(t) for t in rows]
         data["analysis"] = campaign_analysis(campaign.spec, rows, base=campaign.base_config).as_dict()
     return finite_json(data)  # type: ignore[no-any-return]
@@ -96,8 +92,7 @@ class CampaignListCreateApi(CampaignApi):
 
     @extend_schema(operation_id="campaigns_list", responses=schema.CampaignListSerializer)
     def get(self, request: Request) -> Response:
-        campaigns = Campaign.objects.public().select_related("rig")[:200]
-        return Response({"results": [campaign_output(c, trials=False) for c in campaigns]})
+        return Response({"results": [campaign_output(c, trials=False) for c in campaign_list_public()]})
 
     @extend_schema(
         operation_id="campaigns_create",
@@ -106,27 +101,7 @@ class CampaignListCreateApi(CampaignApi):
     )
     def post(self, request: Request) -> Response:
         data = payload_model(payloads.CampaignCreateInput, request.data)
-        token_rig = token_rig_id(request)
-        name = data.rig
-        if token_rig is not None:
-            rig = Rig.objects.get(pk=token_rig)
-            if name and name != rig.name:
-                raise ApplicationError(f"this token is for rig {rig.name!r}", field="rig", status_code=403)
-        else:
-            if not isinstance(name, str) or not name:
-                raise ApplicationError("required: the rig's name", field="rig")
-            rig = Rig.objects.filter(name=name).first()  # type: ignore[assignment]
-            if rig is None:
-                raise ApplicationError(f"no rig named {name!r}", field="rig")
-        # A rig's token opens a campaign its own CLI runs; staff start one the
-        # service runs, trial by trial, as jobs on the rig's queue.
-        origin = "terminal" if token_rig is not None else "service"
-        with transaction.atomic():
-            campaign = campaign_create(rig=rig, data=data, origin=origin)
-            if origin == "service":
-                if not (campaign.base_config or {}).get("server"):
-                    raise ApplicationError("required: the rig config with its [server] section", field="base_config")
-                campaign_advance(campaign_id=campaign.pk, created_by=request.user)
+        campaign = campaign_open(data=data, token_rig_id=token_rig_id(request), created_by=request.user)
         return Response(campaign_output(campaign), status=status.HTTP_201_CREATED)
 
 
@@ -136,8 +111,9 @@ class CampaignDetailApi(CampaignApi):
     @extend_schema(operation_id="campaigns_retrieve", responses=schema.CampaignOutputSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
         # A hidden rig's campaign answers 404 but to staff, its owner and its rig's token.
-        visible = Campaign.objects.visible_to(request.user, token_rig_id=token_rig_id(request))
-        campaign = get_object_or_404(visible.select_related("rig"), pk=campaign_id)
+        campaign = campaign_get_visible(
+            campaign_id=campaign_id, viewer=request.user, token_rig_id=token_rig_id(request)
+        )
         return Response(campaign_output(campaign))
 
 

@@ -8,4 +8,8 @@ class CampaignsConfig(AppConfig):
     verbose_name = "Tuning campaigns"
 
     def ready(self) -> None:
-        from leaderboard.campaigns import signals  # noqa: F401 - connects the receivers
+        from leaderboard.campaigns.dispatch import campaign_dispatch_on_job_end
+        from leaderboard.jobs.services import job_end_handler_add
+
+        # A trial's job that ends moves its campaign on (jobs cannot call campaigns: the import layers).
+        job_end_handler_add(campaign_dispatch_on_job_end)

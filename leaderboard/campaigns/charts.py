@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from leaderboard.campaigns.analysis import Analysis
-from leaderboard.core.charts import base_layout, esc
+from leaderboard.core.charts import base_layout, esc, power_law_trace
+from leaderboard.core.fits import PowerFit
 
 FRONT = "#d62728"
 DOMINATED = "#8c8c8c"
@@ -93,14 +94,6 @@ def parallel_figure(spec: Mapping[str, Any], trials: Sequence[Any], *, objective
     }
 
 
-def _curve(fit: Mapping[str, Any], xs: Sequence[float]) -> list[float | None]:
-    out: list[float | None] = []
-    for x in xs:
-        base = fit["c"] - x if fit.get("c") is not None else x
-        out.append(fit["a"] * base ** fit["alpha"] if base > 0 else None)
-    return out
-
-
 def fit_figure(fit: Mapping[str, Any], objective: str) -> dict[str, Any]:
     """Return the trials' points with the chosen fit drawn over them (solid) and the
     other form (dotted), each named with its formula and R²."""
@@ -113,11 +106,8 @@ def fit_figure(fit: Mapping[str, Any], objective: str) -> dict[str, Any]:
     ]  # fmt: skip
     for shown, dash in ((fit, "solid"), (fit.get("alternative"), "dot")):
         if shown:
-            data.append({
-                "type": "scatter", "mode": "lines", "x": curve_x, "y": _curve(shown, curve_x),
-                "name": esc(f"{shown['formula']}, R² = {shown['r2']:.3f}"),
-                "line": {"dash": dash, "color": FRONT if dash == "solid" else DOMINATED},
-            })  # fmt: skip
+            line = {"dash": dash, "color": FRONT if dash == "solid" else DOMINATED}
+            data.append(power_law_trace(PowerFit.from_dict(shown), curve_x, line=line))
     return {
         "data": data,
         "layout": _layout(

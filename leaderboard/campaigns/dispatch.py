@@ -3,9 +3,11 @@ queue (leaderboard.jobs), one at a time; when a trial's job ends, the trial is
 settled from its run (or its failure) and the next point is proposed from the
 stored trials (runners.campaign.search, the same search the rig's CLI runs).
 
-``campaign_advance`` is idempotent and locks the campaign: it is called when a
-job linked to a trial is saved (signals.py) and may be called again by anyone
-(a sweeper, the admin) without dispatching twice.
+``campaign_advance`` is idempotent and locks the campaign: it is called after
+the commit of a trial's job ending (``campaign_dispatch_on_job_end``, which
+jobs.services calls as it stores the job ended: campaigns/apps.py names it
+there) and may be called again by anyone (a sweeper, the admin) without
+dispatching twice.
 """
 
 from __future__ import annotations
@@ -205,7 +207,7 @@ def campaign_cancel(*, campaign: Campaign, reason: str = "cancelled by staff") -
 
 def campaigns_advance_running() -> list[int]:
     """Call ``campaign_advance`` for every running service campaign whose trial in
-    hand has ended, or which has none (a missed signal); return their ids. One
+    hand has ended, or which has none (a missed job end); return their ids. One
     campaign's error is logged and the others go on."""
     moved = []
     for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING, origin="service").values_list(
@@ -224,7 +226,8 @@ def campaigns_advance_running() -> list[int]:
 
 
 def campaign_dispatch_on_job_end(job: BenchmarkJob) -> None:
-    """Advance the campaign of ``job``'s trial once the job has ended (after commit)."""
+    """Advance the campaign of ``job``'s trial once the job has ended, after the
+    commit of the transaction that stored it ended (jobs.services calls this in it)."""
     if not job.is_terminal:
         return
     trial = Trial.objects.filter(job_id=job.pk, state=TrialState.RUNNING).only("campaign_id").first()

@@ -1,5 +1,7 @@
-"""Writes: open a campaign, record a trial, close a campaign. Every refusal is an
-ApplicationError naming the field (a 400 through the API's one handler)."""
+"""Writes: open a campaign, record a trial, close a campaign, and who may. Every
+refusal is an ApplicationError naming the field (a 4xx through the API's one
+handler; the admin shows it on its form). The API views, the admin and the
+importer all come here; dispatching a service-run campaign's trials is dispatch.py."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
+from leaderboard.campaigns.dispatch import campaign_advance
 from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial
+from leaderboard.campaigns.selectors import campaign_get, rig_server_flags
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, Run
 from runners.campaign import schema
@@ -20,6 +24,10 @@ from runners.delivery.schema import Payload
 from runners.delivery.schema_types import field_errors
 
 M = TypeVar("M", bound=Payload)
+
+# Who runs a campaign: the rig's own CLI (it posts its trials) or the service
+# (each trial a job on the rig's queue, dispatch.py).
+ORIGINS = ("terminal", "service")
 
 
 def campaign_input(model: type[M], data: Any) -> M:
@@ -37,12 +45,13 @@ def campaign_input(model: type[M], data: Any) -> M:
         raise ApplicationError("; ".join(reasons), field=path) from None
 
 
-def campaign_create(
+def campaign_validate(
     *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal"
-) -> Campaign:
-    """Check and store a campaign for ``rig``. ``data`` is the body of ``POST
-    /api/campaigns/`` (schema.CampaignCreateInput: the spec, with ``base_config``,
-    the rig config whose [server] is every trial's base)."""
+) -> tuple[CampaignSpec, dict[str, Any]]:
+    """Return the checked spec and base config of a campaign for ``rig`` (``data``:
+    schema.CampaignCreateInput); store nothing. A campaign the service runs must
+    use only the flags the rig's llama-server reported and give the rig config
+    with its [server] section. Raise ApplicationError naming the first bad field."""
     checked = campaign_input(schema.CampaignCreateInput, data)
     spec = CampaignSpec.from_input(checked)
     if origin == "service":
@@ -53,21 +62,70 @@ def campaign_create(
             RigConfig.from_mapping({k: v for k, v in base.items() if k != "service"})
         except ConfigError as exc:
             raise ApplicationError(exc.reason, field=f"base_config.{exc.field}") from exc
+    if origin == "service" and not base.get("server"):
+        raise ApplicationError("required: the rig config with its [server] section", field="base_config")
+    return spec, dict(base)
+
+
+def campaign_create(
+    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal"
+) -> Campaign:
+    """Check a campaign for ``rig`` (campaign_validate), store it and return it, not
+    started. ``data`` is the body of ``POST /api/campaigns/`` (schema.CampaignCreateInput:
+    the spec, with ``base_config``, the rig config whose [server] is every trial's base)."""
+    spec, base = campaign_validate(rig=rig, data=data, origin=origin)
     return Campaign.objects.create(
         rig=rig,
         name=spec.name,
         spec=spec.as_dict(),
-        base_config=dict(base),
-        origin=origin if origin in ("terminal", "service") else "terminal",
+        base_config=base,
+        origin=origin if origin in ORIGINS else "terminal",
     )
 
 
-def rig_server_flags(rig: Rig) -> list[str] | None:
-    """Return the llama-server flags the rig's latest run reported in its fingerprint
-    (``server_flags``, from ``--help``); None when it has reported none yet."""
-    run = Run.objects.filter(rig=rig, fingerprint__has_key="server_flags").order_by("-created_at").first()
-    flags = (run.fingerprint or {}).get("server_flags") if run is not None else None
-    return flags.split() if isinstance(flags, str) and flags.strip() else None
+def campaign_start(*, campaign: Campaign, created_by: Any = None) -> None:
+    """Dispatch the first trial of a campaign the service runs (its job goes to the
+    rig's queue once committed); a campaign the rig's CLI runs is left as it is.
+    Raise ApplicationError when the job cannot be queued (no broker, a bad spec)."""
+    if campaign.origin == "service":
+        campaign_advance(campaign_id=campaign.pk, created_by=created_by)
+
+
+def campaign_open(
+    *, data: Mapping[str, Any] | schema.CampaignCreateInput, token_rig_id: int | None, created_by: Any = None
+) -> Campaign:
+    """Open a campaign from the body of ``POST /api/campaigns/`` and return it. A
+    rig's token opens one its own CLI runs (a ``rig`` naming another rig is a 403);
+    staff name the rig and open one the service runs, trial by trial, as jobs on
+    the rig's queue: stored with its first trial dispatched, or neither."""
+    checked = campaign_input(schema.CampaignCreateInput, data)
+    name = checked.rig
+    if token_rig_id is not None:
+        rig = Rig.objects.get(pk=token_rig_id)
+        if name and name != rig.name:
+            raise ApplicationError(f"this token is for rig {rig.name!r}", field="rig", status_code=403)
+    else:
+        if not isinstance(name, str) or not name:
+            raise ApplicationError("required: the rig's name", field="rig")
+        found = Rig.objects.filter(name=name).first()
+        if found is None:
+            raise ApplicationError(f"no rig named {name!r}", field="rig")
+        rig = found
+    origin = "terminal" if token_rig_id is not None else "service"
+    with transaction.atomic():
+        campaign = campaign_create(rig=rig, data=checked, origin=origin)
+        campaign_start(campaign=campaign, created_by=created_by)
+    return campaign
+
+
+def campaign_for_writer(*, campaign_id: int, staff: bool, token_rig_id: int | None) -> Campaign:
+    """Return campaign ``campaign_id`` for one who writes to it (a trial, a cancel, a
+    finish): staff, or the holder of its own rig's token. Raise Http404 when there
+    is none, ApplicationError (403) for another rig's token."""
+    campaign = campaign_get(campaign_id=campaign_id)
+    if not staff and token_rig_id != campaign.rig_id:
+        raise ApplicationError("this campaign belongs to another rig", field="detail", status_code=403)
+    return campaign
 
 
 def _check_server_flags(rig: Rig, spec: CampaignSpec) -> None:

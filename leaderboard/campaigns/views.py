@@ -7,24 +7,29 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.utils.text import slugify
 
 from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
 from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.pareto import candidate as pareto_candidate
-from leaderboard.campaigns.stored import readable_trials
+from leaderboard.campaigns.selectors import (
+    campaign_get_visible,
+    campaign_list_public,
+    campaign_trials,
+    reported_source_get,
+    reported_source_list,
+)
 from leaderboard.core.labels import field_label
-from leaderboard.results.models import Source
 from runners.campaign.spec import OBJECTIVES
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    campaigns = Campaign.objects.public().select_related("rig")[:200]
-    reported = Source.objects.filter(experiments__isnull=False).distinct().order_by("title")
-    return render(request, "campaigns/list.html", {"campaigns": campaigns, "reported": reported})
+    return render(
+        request, "campaigns/list.html", {"campaigns": campaign_list_public(), "reported": reported_source_list()}
+    )
 
 
 @dataclass
@@ -48,10 +53,7 @@ class ReportedTrial:
 def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
     """An article's tuning journey (seed 003's phases) as a reported campaign:
     the phases in order, best-so-far, the article's own fits, as reported."""
-    source = get_object_or_404(Source, pk=source_id)
-    experiments = list(source.experiments.order_by("position"))
-    if not experiments:
-        raise Http404("this source reports no tuning phases")
+    source, experiments = reported_source_get(source_id=source_id)
     trials = [
         ReportedTrial(
             number=i,
@@ -82,8 +84,8 @@ def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
 
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     # A hidden rig's campaign answers 404 but to staff and its owner.
-    campaign = get_object_or_404(Campaign.objects.visible_to(request.user).select_related("rig"), pk=campaign_id)
-    trials = readable_trials(campaign.trials.select_related("run__model_file", "run__configuration"))
+    campaign = campaign_get_visible(campaign_id=campaign_id, viewer=request.user)
+    trials = campaign_trials(campaign=campaign, with_runs=True)
     analysis = campaign_analysis(
         campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}
     )

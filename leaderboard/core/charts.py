@@ -1,5 +1,6 @@
-"""What every Plotly figure of the site shares (boards/charts.py, regressions/charts.py):
-the base layout and the escaping of text that enters a figure."""
+"""What every Plotly figure of the site shares (boards/charts/, campaigns/charts.py,
+regressions/charts.py): the base layout, the escaping of text that enters a
+figure, the numbers in hover text, and a power law's curve (core/fits.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import html
 import math
 from collections.abc import Sequence
 from typing import Any
+
+from leaderboard.core.fits import PowerFit
+
+Figure = dict[str, Any]
 
 
 def esc(text: object) -> str:
@@ -70,3 +75,37 @@ def pane_grid(
             }
         )
     return layout, suffixes
+
+
+def fmt(value: float | None, digits: int = 1) -> str:
+    """Return ``value`` as hover text prints it: ``digits`` decimals with thousands
+    separators, none from 10,000 up; "–" for None."""
+    if value is None:
+        return "–"
+    if abs(value) >= 10_000:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def power_law_trace(
+    fit: PowerFit, xs: Sequence[float], *, line: dict[str, Any], name: str | None = None, y_unit: str = ""
+) -> dict[str, Any]:
+    """Return ``fit`` drawn over ``xs`` as a line trace: y is ``fit.predict`` (None,
+    a gap, outside the law's domain). Named ``name``, else by the fit itself (its
+    formula and R²); with ``y_unit``, each point's hover names x and y."""
+    ys = [fit.predict(x) for x in xs]
+    label = name if name is not None else fit.formula() + (f", R² = {fit.r2:.3f}" if fit.r2 is not None else "")
+    trace: dict[str, Any] = {
+        "type": "scatter",
+        "mode": "lines",
+        "x": list(xs),
+        "y": ys,
+        "name": esc(label),
+        "line": line,
+    }
+    if y_unit:
+        trace["hovertext"] = [
+            f"{esc(fit.parameter)} = {fmt(x)}<br>{fmt(y, 2)} {y_unit}" for x, y in zip(xs, ys, strict=True)
+        ]
+        trace["hoverinfo"] = "text"
+    return trace

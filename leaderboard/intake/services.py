@@ -18,13 +18,8 @@ from django.conf import settings
 from django.db import transaction
 
 from leaderboard.results.api.payloads import payload_checked
-from leaderboard.results.models import Provenance, Rig, Run, SummarySource
-from leaderboard.results.services.runs import (
-    MEASURED_RUN_FIELDS,
-    RunCreateResult,
-    run_create,
-    run_create_measured,
-)
+from leaderboard.results.models import Rig, Run
+from leaderboard.results.services.runs import run_create_measured
 from runners import llamabench
 from runners.delivery import schema
 from runners.llamabench import LlamaBenchError, markdown
@@ -113,28 +108,16 @@ def llama_bench_validated(
     return validated
 
 
-def _run_create_printed(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult:
-    """Store one Markdown-table row: the run as run_create_measured maps it, with the
-    printed mean ± SD as its summary (decode for a tg test, prefill for a pp test)."""
+def printed_figures(data: Mapping[str, Any]) -> dict[str, float | None]:
+    """Return the summary fields of one Markdown-table row: the printed mean ± SD as
+    decode for a tg test, the mean as prefill for a pp test."""
     summary = markdown.printed_summary(data.get("extra") or {}) or {}
-    run = {name: data.get(name) for name in MEASURED_RUN_FIELDS}
-    run["fingerprint"] = run["fingerprint"] or {}
-    run["extra"] = run["extra"] or {}
-    run["provenance"] = Provenance.MEASURED
-    run["summary_source"] = SummarySource.PRINTED
     if data["workload"].get("max_tokens"):  # a tg test
-        run["decode_tokens_per_s_mean"] = summary.get("mean_ts")
-        run["decode_tokens_per_s_stdev"] = summary.get("stddev_ts")
-    else:
-        run["prefill_tokens_per_s_mean"] = summary.get("mean_ts")
-    return run_create(
-        rig=rig,
-        stack=data["stack"],
-        model_file=data["model_file"],
-        configuration=data["configuration"],
-        workload=data["workload"],
-        run=run,
-    )
+        return {
+            "decode_tokens_per_s_mean": summary.get("mean_ts"),
+            "decode_tokens_per_s_stdev": summary.get("stddev_ts"),
+        }
+    return {"prefill_tokens_per_s_mean": summary.get("mean_ts")}
 
 
 def llama_bench_import(
@@ -148,11 +131,11 @@ def llama_bench_import(
     the whole file back too."""
     fmt = detected_format(text, fmt)
     validated = llama_bench_validated(text=text, rig_name=rig.name, fmt=fmt, notes=notes, repetitions=repetitions)
-    store = _run_create_printed if fmt == markdown.FORMAT else run_create_measured
     runs, created = [], 0
     with transaction.atomic():
         for data in validated:
-            result = store(rig=rig, data=data)
+            figures = printed_figures(data) if fmt == markdown.FORMAT else None
+            result = run_create_measured(rig=rig, data=data, printed=figures)
             runs.append(result.run)
             created += result.created
     return LlamaBenchImport(runs=tuple(runs), created=created, format=fmt)

@@ -10,7 +10,12 @@ Status moves allowed (anything else is a 409):
              expired but could not report; its final report is the truth. A
              worker asking to start an expired job gets 409 and does not run it)
 A repeat of the status a job already has in the same attempt changes nothing,
-so a rig may retry a report safely."""
+so a rig may retry a report safely.
+
+A job that has ended is told, in the transaction that stores it, to the apps
+above jobs that act on its end (campaigns settle their trial and dispatch the
+next: campaigns/apps.py). Jobs may not import them (the import layers), so each
+names its handler once, at start-up, with ``job_end_handler_add``."""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -43,6 +48,25 @@ _ALLOWED: dict[str, frozenset[str]] = {
     JobStatus.RUNNING: frozenset({JobStatus.RUNNING, JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
     JobStatus.EXPIRED: frozenset({JobStatus.FINISHED, JobStatus.FAILED, JobStatus.ABORTED}),
 }
+
+
+JobEndHandler = Callable[[BenchmarkJob], None]
+_JOB_END_HANDLERS: list[JobEndHandler] = []
+
+
+def job_end_handler_add(handler: JobEndHandler) -> None:
+    """Have ``handler(job)`` called each time a job is stored ended (finished, failed,
+    aborted or expired, and on a progress saved to an ended one), inside the
+    transaction that stores it: what it does beyond the database it defers with
+    ``transaction.on_commit``. Adding the same handler twice adds it once."""
+    if handler not in _JOB_END_HANDLERS:
+        _JOB_END_HANDLERS.append(handler)
+
+
+def _job_saved(job: BenchmarkJob) -> None:
+    if job.is_terminal:
+        for handler in _JOB_END_HANDLERS:
+            handler(job)
 
 
 def job_time_limits(*, time_limit_s: int | None) -> tuple[int, int]:
@@ -192,6 +216,7 @@ def job_status_update(
             if progress and progress != locked.progress:
                 locked.progress = progress[:500]
                 locked.save(update_fields=["progress", "updated_at"])
+                _job_saved(locked)
             return locked
         if status == JobStatus.RUNNING and locked.status == JobStatus.RUNNING:
             raise ApplicationError(
@@ -214,6 +239,7 @@ def job_status_update(
         if error:
             locked.error = error
         locked.save()
+        _job_saved(locked)
     if status in (JobStatus.FAILED, JobStatus.ABORTED):
         _run_close(locked.run_uuid, status, error or f"job {status}")
     return locked
@@ -259,6 +285,7 @@ def job_expire(*, job: BenchmarkJob, now: datetime | None = None) -> BenchmarkJo
             "Start the rig's worker, then run the job again."
         )
         locked.save(update_fields=["status", "finished_at", "error", "updated_at"])
+        _job_saved(locked)
     return locked
 
 

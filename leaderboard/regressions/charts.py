@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from leaderboard.core.charts import base_layout
+from leaderboard.core.charts import Figure, base_layout
 from leaderboard.core.charts import esc as _esc
 from leaderboard.regressions.selectors import TimelinePoint
 
-Figure = dict[str, Any]
 METRICS = (
     ("decode_tokens_per_s_mean", "Decode", "t/s"),
     ("prefill_tokens_per_s_mean", "Prefill", "t/s"),

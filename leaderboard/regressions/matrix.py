@@ -5,7 +5,8 @@ verdict on that commit's build there: the change and its verdict in words.
 
 Queries are fixed in number whatever the size of the matrix (the page's
 query-count test holds it to that): subscriptions, their rigs' GPUs and
-reference configurations, the builds, the verdicts with their baseline runs."""
+reference configurations, the builds, their commits' subjects, the verdicts
+with their baseline runs."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from django.urls import NoReverseMatch, reverse
 
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmation, Subscription, Verdict, VerdictKind
+from leaderboard.regressions.repos import commit_subjects
 from leaderboard.results.models import Run
 
 # Columns are grouped in this order; a backend not named here comes after, by name.
@@ -69,7 +71,9 @@ class Column:
 class Cell:
     """One commit on one column. ``state`` is the CSS class and ``word`` what
     the cell says (regression, improvement, no change, inconclusive, not
-    built); ``detail`` says why when the word alone would mislead."""
+    built); ``detail`` says why when the word alone would mislead; ``source``
+    which runs the verdict rests on (the nightly run, with its re-run or A/B
+    confirmation, or a fan-out's A/B pairs alone)."""
 
     state: str
     word: str
@@ -77,6 +81,7 @@ class Cell:
     p_value: float | None = None
     detail: str = ""
     url: str = ""
+    source: str = ""
 
     @property
     def effect_label(self) -> str:
@@ -88,6 +93,7 @@ class Row:
     commit: str
     first_built_at: dt.datetime
     cells: list[Cell]
+    subject: str = ""
 
     @property
     def short_commit(self) -> str:
@@ -146,13 +152,33 @@ def _compare_url(verdict: Verdict) -> str:
     return reverse("boards:compare") + "?" + urlencode(query)
 
 
+_AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
+_RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
+
+
+def verdict_source(verdict: Verdict) -> str:
+    """Return which runs a verdict rests on, in words."""
+    pairs = f"{verdict.ab_n_pairs} A/B pair{'s' if verdict.ab_n_pairs != 1 else ''}"
+    if verdict.fanout_of_id is not None:
+        return f"fan-out: {pairs} checking a regression found on another rig"
+    if verdict.confirmation in _AB:
+        return f"nightly run + A/B confirmation ({pairs})"
+    if verdict.confirmation in _RERUN:
+        return "nightly run + re-run"
+    if verdict.confirmation == Confirmation.PENDING:
+        return "nightly run, confirmation queued"
+    return "nightly run"
+
+
 def verdict_cell(verdict: Verdict) -> Cell:
     """Return the cell of a judged build: a change that stands is a regression
     or improvement, one still awaiting its confirmation is inconclusive, and
     anything else (including a change a re-run did not reproduce) no change;
     a first build, with no baseline to compare with, is inconclusive."""
-    confirmation = verdict.get_confirmation_display().lower() if verdict.confirmation else ""
-    if verdict.baseline_build_id is None and verdict.kind == VerdictKind.NONE:
+    shown = verdict.get_confirmation_display() if verdict.confirmation else ""
+    confirmation = shown[:1].lower() + shown[1:]  # "reproduced by A/B pairs"
+    # A fan-out's verdict has its baseline commit's A/B runs, never a baseline build.
+    if verdict.baseline_build_id is None and verdict.fanout_of_id is None and verdict.kind == VerdictKind.NONE:
         state, word, detail = "inconclusive", "inconclusive", "nothing to compare with yet (a first build)"
     elif verdict.kind == VerdictKind.NONE:
         state, word, detail = "none", "no change", confirmation
@@ -166,7 +192,7 @@ def verdict_cell(verdict: Verdict) -> Cell:
         state, word, detail = "improvement", "improvement", confirmation
     # A regression that stands has a report upstream can act on, where the site has that page.
     url = (_report_url(verdict.pk) if state == "regression" else "") or _compare_url(verdict)
-    return Cell(state, word, verdict.effect_pct, verdict.p_value, detail, url)
+    return Cell(state, word, verdict.effect_pct, verdict.p_value, detail, url, verdict_source(verdict))
 
 
 def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Column) -> Cell:
@@ -174,17 +200,20 @@ def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Colum
     if build is None:
         return Cell("not-built", "not built")
     timeline = f"{column.timeline_url}#build-{build.pk}"
+    source = "fan-out: A/B check of a regression found on another rig" if build.fanout_of_id else "nightly run"
     if build.status == BuildStatus.FAILED:
-        return Cell("not-built", "not built", detail="build failed", url=timeline)
+        return Cell("not-built", "not built", detail="build failed", url=timeline, source=source)
     if build.status == BuildStatus.ERROR:
-        return Cell("not-built", "not built", detail="error (not the build's fault)", url=timeline)
+        return Cell("not-built", "not built", detail="error (not the build's fault)", url=timeline, source=source)
     if verdict is not None:
         return verdict_cell(verdict)
-    if build.status == BuildStatus.BENCHMARKED:
+    if build.fanout_of_id:
+        detail = "A/B pairs not all back yet"
+    elif build.status == BuildStatus.BENCHMARKED:
         detail = "no verdict: the first build, or its run is missing"
     else:
         detail = f"{build.get_status_display().lower()}, awaiting its runs"
-    return Cell("inconclusive", "inconclusive", detail=detail, url=timeline)
+    return Cell("inconclusive", "inconclusive", detail=detail, url=timeline, source=source)
 
 
 def _columns(subscriptions: Sequence[Subscription]) -> list[BackendGroup]:
@@ -231,6 +260,7 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
     )
     verdict_by = {(v.build_id, v.reference_config_id): v for v in verdicts}
     columns = [c for g in groups for c in g.columns]
+    subjects = commit_subjects(repo_url, commits[:MAX_COMMITS], rigs=[s.rig_id for s in subs])
     rows = []
     for commit in commits[:MAX_COMMITS]:
         cells = []
@@ -238,5 +268,5 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
             built = by_key.get((col.subscription_id, commit))
             verdict = verdict_by.get((built.pk, col.reference_id)) if built else None
             cells.append(build_cell(built, verdict, col))
-        rows.append(Row(commit, first_seen[commit], cells))
+        rows.append(Row(commit, first_seen[commit], cells, subjects.get(commit, "")))
     return Matrix(repo_url, branch, groups, rows, len(commits))

@@ -141,6 +141,9 @@ class BuildRecord(models.Model):
 
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="builds")
     commit = models.CharField(max_length=40)
+    subject = models.CharField(
+        max_length=300, blank=True, help_text="The commit's subject (first line of its message), as the rig read it."
+    )
     previous_commit = models.CharField(max_length=40, blank=True, help_text="The last build before this one.")
     status = models.CharField(max_length=16, choices=BuildStatus.choices, default=BuildStatus.QUEUED, db_index=True)
     accepted = models.BooleanField(

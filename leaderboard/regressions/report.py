@@ -27,9 +27,8 @@ from django.http import Http404
 from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
-from leaderboard.regressions.repos import mirror_dir
+from leaderboard.regressions.repos import commit_subjects
 from leaderboard.results.models import Rig
-from runners.builds.gitrepo import commit_subject
 from runners.stats import t_quantile_975
 
 
@@ -238,7 +237,9 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
             )  # fmt: skip
         )
     first_bad = verdict.first_bad_commit
-    subject = commit_subject(mirror_dir(sub.repo_url), first_bad or verdict.commit_to)
+    subject = commit_subjects(sub.repo_url, [first_bad or verdict.commit_to], rigs=shown).get(
+        first_bad or verdict.commit_to, ""
+    )
     effect = f"{verdict.ab_effect_pct if verdict.ab_effect_pct is not None else verdict.effect_pct or 0:+.1f}%"
     where = first_bad or verdict.commit_to
     title = f"Decode regression ({effect} {field_label(verdict.metric)}) at {where[:10]} on {sub.rig.name}"

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from runners.builds.gitrepo import GitError, git, ls_remote
+from runners.builds.gitrepo import GitError, commit_subject, git, ls_remote
 
 BUILT = "built"
 FAILED = "failed"
@@ -95,6 +95,7 @@ class BuildResult:
     binary_path: str
     flags: list[str] = field(default_factory=list)
     cached: bool = False
+    subject: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -204,6 +205,8 @@ def build(spec: BuildSpec, cache_dir: Path) -> BuildResult:
     with _locked(root / ".lock"):
         hit = cached_result(spec, cache_dir)
         if hit is not None:
+            if not hit.subject:  # recorded before builds kept their commit's subject
+                hit.subject = commit_subject(root / "src" / ".git", spec.commit)
             return hit
         src, build_dir, out_dir = root / "src", root / "build", root / "commits" / spec.commit
         _checkout(spec, src)
@@ -233,6 +236,7 @@ def build(spec: BuildSpec, cache_dir: Path) -> BuildResult:
             log_tail=_tail(log),
             binary_path=binary_path,
             flags=spec.cmake_flags(),
+            subject=commit_subject(src / ".git", spec.commit),
         )
         (out_dir / "result.json").write_text(json.dumps(result.as_dict(), indent=2))
         return result

@@ -21,7 +21,7 @@ from runners.campaign.figures import repetition_decode
 from runners.campaign.quality import model_quality
 from runners.campaign.search import MedianPrune
 from runners.config import RigConfig
-from runners.delivery.client import EndedByService
+from runners.delivery.live import EndedByService
 from runners.pipeline import JobResult, run_job
 
 PRUNED = "pruned"

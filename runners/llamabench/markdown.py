@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from runners.llamabench.parse import MAX_ROWS, BenchRow, LlamaBenchError, row_payload
+from runners.llamabench.row import checked_rows
 
 FORMAT = "md"
 NOT_STATED = "not stated"
@@ -62,8 +63,8 @@ COLUMNS = {
 }
 REQUIRED_COLUMNS = ("model", "test", "t/s")
 _SEPARATOR_CELL = re.compile(r"^:?-{1,}:?$")
-_TEST = re.compile(r"^(pp|tg)\s*(\d+)(?:\s*\+\s*(?:pp|tg)\s*\d+)?(?:\s*@\s*d\s*(\d+))?$")
-_COMBINED = re.compile(r"^pp\s*\d+\s*\+\s*tg\s*\d+")
+# pp512, tg128, tg128 @ d4096, and the combined pp4096+tg128 (-pg), which row.py refuses.
+_TEST = re.compile(r"^(pp|tg)\s*(\d+)(?:\s*\+\s*(pp|tg)\s*(\d+))?(?:\s*@\s*d\s*(\d+))?$")
 _TS = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(?:\s*(?:±|\+/-|\+-)\s*([0-9]+(?:\.[0-9]+)?))?$")
 _SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB|TiB)$")
 _PARAMS = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*([KMBT])$")
@@ -159,40 +160,47 @@ def _tables(lines: Sequence[str], errors: dict[str, list[str]]) -> list[_Table]:
     return tables
 
 
-def _number(text: str) -> float:
-    return float(text)
+# A schema field (runners/llamabench/row.py) → the column it is printed under, to name the cell.
+_FIELD_COLUMNS = {
+    **{field: column for column, field in COLUMNS.items()},
+    "model_filename": "model",
+    "n_prompt": "test",
+    "n_gen": "test",
+    "n_depth": "test",
+    "avg_ts": "t/s",
+    "stddev_ts": "t/s",
+    "samples_ts": "t/s",
+    "build_commit": "build",
+    "build_number": "build",
+}
 
 
 def _row_raw(table: _Table, number: int, cells: Sequence[str], errors: dict[str, list[str]]) -> dict[str, Any] | None:
+    """Return one row's cells as llama-bench's -o json columns, read from their printed text.
+
+    Only the printed forms are read here (a test name, 'mean ± sd', '636.18 MiB'); what
+    makes a row valid is row.py's one definition (:func:`_schema_checked`)."""
     raw: dict[str, Any] = {}
     before = len(errors)
     for name, cell in zip(table.columns, cells, strict=True):
         where = f"line.{number}.{name}"
-        if "<" in cell or ">" in cell or len(cell) > 500:
-            errors[where] = ["HTML ('<' or '>') or text over 500 characters."]
-            continue
         if name == "test":
-            compact = cell.replace(" ", "")
-            if _COMBINED.match(compact):
-                errors[where] = [
-                    f"{cell}: a combined prompt+generation test (-pg) mixes prefill and decode in one t/s; "
-                    "remove the row or run it as separate -p and -n tests."
-                ]
-                continue
             test = _TEST.match(cell)
             if not test:
                 errors[where] = [f"{cell!r} is not a llama-bench test (pp512, tg128, tg128 @ d4096)."]
                 continue
-            kind, count, depth = test.group(1), int(test.group(2)), int(test.group(3) or 0)
-            raw["n_prompt"], raw["n_gen"] = (count, 0) if kind == "pp" else (0, count)
-            raw["n_depth"] = depth
+            counts = {"pp": 0, "tg": 0}
+            for kind, count in ((test.group(1), test.group(2)), (test.group(3), test.group(4))):
+                if kind:
+                    counts[kind] += int(count)
+            raw["n_prompt"], raw["n_gen"], raw["n_depth"] = counts["pp"], counts["tg"], int(test.group(5) or 0)
         elif name == "t/s":
             figure = _TS.match(cell)
-            if not figure or float(figure.group(1)) <= 0:
+            if not figure:
                 errors[where] = [f"{cell!r} is not 'mean ± sd' in t/s."]
                 continue
-            raw["avg_ts"] = _number(figure.group(1))
-            raw["stddev_ts"] = _number(figure.group(2)) if figure.group(2) else None
+            raw["avg_ts"] = float(figure.group(1))
+            raw["stddev_ts"] = float(figure.group(2)) if figure.group(2) else None
         elif name == "size":
             size = _SIZE.match(cell)
             if not size:
@@ -207,11 +215,6 @@ def _row_raw(table: _Table, number: int, cells: Sequence[str], errors: dict[str,
                 continue
             raw["model_n_params"] = round(float(params.group(1)) * _COUNTS[params.group(2)])
             raw["model_n_params_printed"] = cell
-        elif name == "model":
-            if not cell:
-                errors[where] = ["The model column is empty."]
-                continue
-            raw["model_type"] = cell
         else:
             key = COLUMNS.get(name, name)
             raw[key] = int(cell) if _INT.match(cell) and key not in ("backends", "devices") else cell
@@ -220,13 +223,40 @@ def _row_raw(table: _Table, number: int, cells: Sequence[str], errors: dict[str,
     return raw
 
 
-def parse_markdown(text: str, *, max_rows: int = MAX_ROWS, repetitions: int | None = None) -> list[TableRow]:
+def _schema_checked(raws: Sequence[tuple[int, dict[str, Any]]]) -> list[BenchRow]:
+    """Return the rows checked by row.py's one definition of a llama-bench row (as the
+    JSON, JSONL and CSV readers' rows are); raise LlamaBenchError naming each bad line
+    and the column printed there (``rows.3.n_gen`` → ``line.13.test``)."""
+    try:
+        # The schema checks a mean-only row as one sample, avg_ts; a printed row keeps none.
+        checked = checked_rows([{**raw, "samples_ts": [raw.get("avg_ts")]} for _, raw in raws], mean_only=True)
+        return [replace(bench, samples_ts=()) for bench in checked]
+    except LlamaBenchError as exc:
+        errors: dict[str, list[str]] = {}
+        for where, reasons in exc.errors.items():
+            parts = where.split(".")
+            line = raws[int(parts[1])][0] if len(parts) > 1 and parts[1].isdigit() else None
+            if parts[0] != "rows" or line is None:
+                errors[where] = reasons
+                continue
+            field_name = parts[2] if len(parts) > 2 else ""
+            column = _FIELD_COLUMNS.get(field_name, field_name)
+            errors[f"line.{line}.{column}" if column else f"line.{line}"] = reasons
+        raise LlamaBenchError(errors) from None
+
+
+def parse_markdown(
+    text: str, *, max_rows: int = MAX_ROWS, repetitions: int | None = None, skip_combined: bool = False
+) -> list[TableRow]:
     """Return every row of every llama-bench Markdown table in ``text``, in order.
 
     ``repetitions`` is the ``-r`` the tables were run with, when the submitter states
     it (the table does not print it). Raise LlamaBenchError naming each bad line and
     column (``line.7.t/s``): a row with the wrong number of cells, a test or t/s that
-    is not llama-bench's, a combined -pg test, no table at all, over ``max_rows`` rows."""
+    is not llama-bench's, a row row.py's definition refuses (a combined -pg test, HTML,
+    a figure out of bounds), no table at all, over ``max_rows`` rows. ``skip_combined``:
+    leave a combined -pg row out instead (a table published as it stands, imported
+    without the one figure that mixes prefill and decode)."""
     errors: dict[str, list[str]] = {}
     tables = _tables(text.splitlines(), errors)
     if not tables and not errors:
@@ -244,7 +274,9 @@ def parse_markdown(text: str, *, max_rows: int = MAX_ROWS, repetitions: int | No
         raise LlamaBenchError({"file": [f"{total} rows; at most {max_rows} per paste."]})
     if errors:
         raise LlamaBenchError(errors)
-    rows: list[TableRow] = []
+    if repetitions is not None and repetitions < 1:
+        raise LlamaBenchError({"repetitions": ["A whole number ≥ 1 is expected."]})
+    read: list[tuple[int, dict[str, Any], _Table, dict[str, str]]] = []
     for table in tables:
         commit, number = table.build or (NOT_STATED, 0)
         for line, cells in table.rows:
@@ -252,16 +284,19 @@ def parse_markdown(text: str, *, max_rows: int = MAX_ROWS, repetitions: int | No
             if raw is None:
                 continue
             printed = {k: raw.pop(k) for k in ("model_size_printed", "model_n_params_printed") if k in raw}
-            raw.update(build_commit=commit, build_number=number, model_filename=raw["model_type"])
+            raw.update(build_commit=commit, build_number=number, model_filename=raw.get("model_type"))
             raw.setdefault("model_size", 0)
             raw.setdefault("model_n_params", 0)
-            bench = BenchRow(position=len(rows), raw=raw, samples_ts=(), mean_only=True)
-            rows.append(TableRow(line, bench, raw["avg_ts"], raw.get("stddev_ts"), table.build is not None, printed))
+            if skip_combined and raw.get("n_prompt") and raw.get("n_gen"):
+                continue
+            read.append((line, raw, table, printed))
     if errors:
         raise LlamaBenchError(errors)
-    if repetitions is not None and repetitions < 1:
-        raise LlamaBenchError({"repetitions": ["A whole number ≥ 1 is expected."]})
-    return rows
+    benches = _schema_checked([(line, raw) for line, raw, _, _ in read])
+    return [
+        TableRow(line, bench, bench.raw["avg_ts"], bench.raw.get("stddev_ts"), table.build is not None, printed)
+        for (line, _, table, printed), bench in zip(read, benches, strict=True)
+    ]
 
 
 def summary_payload(row: TableRow, *, rig: str, notes: str = "", repetitions: int | None = None) -> dict[str, Any]:

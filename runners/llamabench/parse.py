@@ -179,7 +179,7 @@ def _flash_attn(value: Any) -> str:
     return {1: "on", 0: "off", -1: "auto"}.get(value, str(value) if value is not None else "")
 
 
-def _model_type_parts(model_type: str) -> tuple[str, str]:
+def model_type_parts(model_type: str) -> tuple[str, str]:
     """Return (architecture name, quantization) from llama-bench's 'gemma3 270M Q4_K - Medium'."""
     parts = model_type.split(" ", 2)
     if len(parts) < 3:
@@ -216,7 +216,7 @@ def configuration_payload(row: BenchRow) -> dict[str, Any]:
 def row_payload(row: BenchRow, *, rig: str, notes: str = "") -> dict[str, Any]:
     """Return the ``POST /api/runs/`` payload of one test row (a finished, measured run)."""
     raw = row.raw
-    arch, quantization = _model_type_parts(raw["model_type"])
+    arch, quantization = model_type_parts(raw["model_type"])
     build = f"b{raw['build_number']}-{raw['build_commit']}"
     samples: list[dict[str, Any]]
     if row.n_gen:

@@ -1,5 +1,5 @@
 // Draws every [data-figure] element from the JSON that json_script put in the
-// page. Figures come from leaderboard/boards/charts.py with user text already
+// page. Figures come from leaderboard/boards/charts/ (and campaigns/, regressions/) with user text already
 // escaped. On a narrow screen a multi-pane grid becomes one column and a
 // horizontal bar chart's long labels wrap.
 (function () {

@@ -1,4 +1,4 @@
-"""charts.py: pure figure builders; their shape, units and escaping."""
+"""boards/charts/: pure figure builders; their shape, units and escaping."""
 
 from __future__ import annotations
 
@@ -6,22 +6,27 @@ import json
 
 import pytest
 
-from leaderboard.boards import charts
+from leaderboard.boards.charts.bars import BarItem, bar_figure
+from leaderboard.boards.charts.distributions import DistributionSeries, distributions_figure
+from leaderboard.boards.charts.power_law import power_law_figure
+from leaderboard.boards.charts.repetitions import RepetitionData, acceptance_figure, repetitions_figure
+from leaderboard.boards.charts.steps import StepData, steps_figure
+from leaderboard.boards.charts.sweep import SweepPointData, SweepSeries, sweep_figure
 from tests.fixtures.boards import SEED_001_SWEEP
 
 
-def seed_001_series(label: str = "six 3090s") -> charts.SweepSeries:
-    return charts.SweepSeries(
+def seed_001_series(label: str = "six 3090s") -> SweepSeries:
+    return SweepSeries(
         label=label,
         points=[
-            charts.SweepPointData(ctx, lab, prefill, decode, ttft, power, tpkwh)
+            SweepPointData(ctx, lab, prefill, decode, ttft, power, tpkwh)
             for ctx, lab, prefill, decode, ttft, power, tpkwh in SEED_001_SWEEP
         ],
     )
 
 
 def test_the_sweep_figure_has_seed_001s_panes_on_a_log_context_axis() -> None:
-    figure = charts.sweep_figure([seed_001_series()])
+    figure = sweep_figure([seed_001_series()])
 
     # Seed 001's own panes, "efficiency vs context" and "power range" among them.
     assert len(figure["data"]) == 7
@@ -39,27 +44,25 @@ def test_the_sweep_figure_has_seed_001s_panes_on_a_log_context_axis() -> None:
 
 
 def test_the_sweep_figure_overlays_several_runs_and_skips_empty_panes() -> None:
-    decode_only = charts.SweepSeries("decode only", [charts.SweepPointData(4096, decode_tokens_per_s=10.0)])
+    decode_only = SweepSeries("decode only", [SweepPointData(4096, decode_tokens_per_s=10.0)])
 
-    figure = charts.sweep_figure([seed_001_series("a"), seed_001_series("b"), decode_only])
-    only = charts.sweep_figure([decode_only])
+    figure = sweep_figure([seed_001_series("a"), seed_001_series("b"), decode_only])
+    only = sweep_figure([decode_only])
 
     assert len(figure["data"]) == 21
     assert [t["showlegend"] for t in figure["data"][:3]] == [True, True, True]
     assert len(only["data"]) == 1 and only["layout"]["grid"]["rows"] == 1
-    assert charts.sweep_figure([])["data"] == []
+    assert sweep_figure([])["data"] == []
 
 
 def test_every_user_string_is_escaped_in_figures() -> None:
     evil = "<img src=x onerror=alert(1)>"
     figures = [
-        charts.sweep_figure([seed_001_series(evil)]),
-        charts.repetitions_figure(evil, [charts.RepetitionData(1, 10.0, 80.0, False)], mean=10.0),
-        charts.bar_figure([charts.BarItem(evil, 10.0, 1.0, detail=evil)]),
-        charts.distributions_figure(
-            [charts.DistributionSeries(evil, [1.0, 2.0]), charts.DistributionSeries(evil, [], 3)]
-        ),
-        charts.steps_figure([charts.StepData(evil, 6.1, evil)]),
+        sweep_figure([seed_001_series(evil)]),
+        repetitions_figure(evil, [RepetitionData(1, 10.0, 80.0, False)], mean=10.0),
+        bar_figure([BarItem(evil, 10.0, 1.0, detail=evil)]),
+        distributions_figure([DistributionSeries(evil, [1.0, 2.0]), DistributionSeries(evil, [], 3)]),
+        steps_figure([StepData(evil, 6.1, evil)]),
     ]
 
     blob = json.dumps(figures)
@@ -69,24 +72,24 @@ def test_every_user_string_is_escaped_in_figures() -> None:
 
 
 def test_repetitions_mark_failed_checks_and_acceptance_has_units() -> None:
-    reps = [charts.RepetitionData(1, 253.73, 89.0, True), charts.RepetitionData(2, 248.63, 86.2, False)]
+    reps = [RepetitionData(1, 253.73, 89.0, True), RepetitionData(2, 248.63, 86.2, False)]
 
-    strip = charts.repetitions_figure("run", reps, mean=251.18)
-    accept = charts.acceptance_figure(reps)
+    strip = repetitions_figure("run", reps, mean=251.18)
+    accept = acceptance_figure(reps)
 
     assert strip["data"][0]["marker"]["symbol"] == ["circle", "x"]
     assert "output check failed" in strip["data"][0]["hovertext"][1]
     assert strip["data"][1]["y"] == [251.18, 251.18]
     assert accept["data"][0]["hovertext"][0] == "repetition 1<br>accept: 89.0 %"
-    assert charts.acceptance_figure([charts.RepetitionData(1, 10.0)])["data"] == []
+    assert acceptance_figure([RepetitionData(1, 10.0)])["data"] == []
 
 
 def test_the_bar_figure_keeps_the_ranking_order_with_error_bars() -> None:
-    figure = charts.bar_figure(
+    figure = bar_figure(
         [
-            charts.BarItem("Qwen3.6 35B-A3B MTP", 249.30, 3.0),
-            charts.BarItem("no figure", None),
-            charts.BarItem("Nemotron NVFP4", 182.14),
+            BarItem("Qwen3.6 35B-A3B MTP", 249.30, 3.0),
+            BarItem("no figure", None),
+            BarItem("Nemotron NVFP4", 182.14),
         ]
     )
 
@@ -98,10 +101,10 @@ def test_the_bar_figure_keeps_the_ranking_order_with_error_bars() -> None:
 
 
 def test_the_distribution_figure_jitters_deterministically() -> None:
-    series = [charts.DistributionSeries("a", [1.0, 2.0, 3.0])]
+    series = [DistributionSeries("a", [1.0, 2.0, 3.0])]
 
-    assert charts.distributions_figure(series) == charts.distributions_figure(series)
-    xs = charts.distributions_figure(series)["data"][0]["x"]
+    assert distributions_figure(series) == distributions_figure(series)
+    xs = distributions_figure(series)["data"][0]["x"]
     assert all(-0.2 < x < 0.2 for x in xs) and len(set(xs)) == 3
 
 
@@ -118,3 +121,25 @@ def test_the_pane_grid_gives_each_pane_its_axes_and_title_and_one_row_when_empty
     assert [a["text"] for a in layout["annotations"]] == [p[0] for p in panes]
     assert layout["annotations"][1]["xref"] == "x2 domain" and layout["shapes"] == []
     assert none == [] and empty["grid"]["rows"] == 1 and empty["annotations"] == []
+
+
+def test_a_printed_fit_and_a_campaigns_fit_draw_one_curve() -> None:
+    """The experiments page's printed law and a campaign's fitted one go through the
+    one power-law drawing: the same law over the same x gives the same y, and it is
+    the formula's value (oracle: the arithmetic written out here)."""
+    from leaderboard.campaigns.charts import fit_figure
+    from leaderboard.core.fits import CEILING, printed_fit
+
+    law = printed_fit("tok/s = 9.81e-6 * (42 - model_size_gb)^4.247")
+    assert law is not None
+    printed = power_law_figure(law, label="<b>fit</b>")["data"][0]
+    fitted = {**law.as_dict(), "r2": 0.9, "formula": law.formula(), "alternative": None,
+              "points": [{"x": 0.0, "y": 1.0}, {"x": 42.0, "y": 1.0}]}  # fmt: skip
+    curve = fit_figure(fitted, "decode t/s")["data"][1]
+
+    assert law.form == CEILING and printed["name"] == "&lt;b&gt;fit&lt;/b&gt;"
+    assert printed["x"][20] == 21.0 and printed["y"][20] == pytest.approx(9.81e-6 * 21**4.247)
+    assert printed["y"][-1] is None  # at C the law's base is 0: outside its domain, a gap
+    assert printed["hovertext"][0] == f"model_size_gb = 0.0<br>{9.81e-6 * 42**4.247:.2f} t/s"
+    assert curve["x"][30] == 21.0 and curve["y"][30] == printed["y"][20]
+    assert curve["name"] == "9.81e-06·(42 − x)^4.247, R² = 0.900" and "hovertext" not in curve

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.boards.concurrency_charts import ConcurrencySeries, LevelData, concurrency_figure, first_below
+from leaderboard.boards.charts.concurrency import ConcurrencySeries, LevelData, concurrency_figure, first_below
 from leaderboard.results.services.runs import run_create
 from tests.fixtures.boards import ensure_rig, samples_from
 from tests.fixtures.concurrency import level_payload

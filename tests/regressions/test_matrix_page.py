@@ -15,6 +15,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard.intake.models import ReviewStatus, RigOwnership
+from leaderboard.regressions.models import (
+    BuildRecord,
+    BuildStatus,
+    Confirmation,
+    Subscription,
+    Verdict,
+    VerdictKind,
+)
 from leaderboard.regressions.services.builds import build_report_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,13 +35,15 @@ def _url(repo: str = REPO, branch: str = "master") -> str:
     return "/regressions/matrix/?" + urlencode({"repo": repo, "branch": branch})
 
 
-def _report(build: Any, status: str = "built") -> dict[str, Any]:
-    return {"build_id": build.pk, "status": status, "build": {"build_time_s": 12.0}, "runs": []}
+def _report(build: Any, status: str = "built", subject: str = "") -> dict[str, Any]:
+    return {"build_id": build.pk, "status": status, "build": {"build_time_s": 12.0, "subject": subject}, "runs": []}
 
 
-def _night(make_build: Callable[..., Any], char: str, samples: list[float], status: str = "built") -> Any:
+def _night(
+    make_build: Callable[..., Any], char: str, samples: list[float], status: str = "built", subject: str = ""
+) -> Any:
     build = make_build(char, samples, status=status)
-    build_report_record(report=_report(build, status))
+    build_report_record(report=_report(build, status, subject))
     return build
 
 
@@ -51,9 +61,9 @@ def two_rigs(nightly_setup: Callable[..., Any]) -> dict[str, Any]:
     cuda, cuda_ref, cuda_build = nightly_setup(rig_name="cuda-rig", build_flags="-DGGML_CUDA=ON")
     cpu, cpu_ref, cpu_build = nightly_setup(rig_name="cpu-rig", build_flags="-DGGML_NATIVE=OFF")
     other, _, other_build = nightly_setup(rig_name="vulkan-rig", build_flags="-DGGML_VULKAN=ON", branch="other")
-    _night(cuda_build, "a", BASE)
+    _night(cuda_build, "a", BASE, subject="ggml : first <commit> & co")
     _night(cpu_build, "a", BASE)
-    _night(cuda_build, "b", [v * 0.8 for v in BASE])
+    _night(cuda_build, "b", [v * 0.8 for v in BASE], subject="llama : tidy decode entry point")
     _night(cpu_build, "b", [], status="failed")
     _night(cuda_build, "c", BASE)  # the fix: judged against a (b regressed, so it is no baseline)
     _night(other_build, "z", BASE)
@@ -79,6 +89,60 @@ def test_the_matrix_shows_each_commit_against_each_rig_by_backend_in_colour_and_
     assert "build failed" in html and "not built" in html and "no change" in html
     # A verdict's cell opens the pair's figures: its run against its baseline run on the compare page.
     assert "/compare/?runs=" in html
+
+
+def test_each_commit_row_shows_its_subject_as_the_rigs_build_recorded_it(two_rigs, client: Client):
+    html = client.get(_url()).content.decode()
+    row = html[html.index("b" * 10) :]
+    row = row[: row.index("</tr>")]
+    assert '<span class="subject">llama : tidy decode entry point</span>' in row
+    # Escaped, and read from the one rig that reported it (the CPU rig's build of a said nothing).
+    assert "ggml : first &lt;commit&gt; &amp; co" in html
+    # A commit no build recorded a subject for, with no mirror of the repository: no subject.
+    c_row = html[html.index("c" * 10) :]
+    assert '<span class="subject">' not in c_row[: c_row.index("</tr>")]
+    # A hidden rig's report shows nowhere: the subject it reported for c stays off the public page.
+    hidden = two_rigs["other"]
+    hidden.rig.review_status = ReviewStatus.PENDING
+    hidden.rig.save(update_fields=["review_status"])
+    c_build = two_rigs["cuda"].builds.get(commit="c" * 40)
+    BuildRecord.objects.create(subscription=Subscription.objects.create(
+        rig=hidden.rig, repo_url=REPO, branch="master", build_flags="-DGGML_VULKAN=ON"
+    ), commit=c_build.commit, subject="a pending rig's words", status="failed")  # fmt: skip
+    assert "a pending rig&#x27;s words" not in client.get(_url()).content.decode()
+    BuildRecord.objects.filter(commit=c_build.commit, subscription__rig=hidden.rig).update(subject="")
+    c_build.subject = "llama : the fix"
+    c_build.save(update_fields=["subject"])
+    assert '<span class="subject">llama : the fix</span>' in client.get(_url()).content.decode()
+
+
+def test_a_cell_says_whether_it_is_the_nightly_run_an_ab_confirmation_or_a_fanout_and_its_verdict(
+    two_rigs, nightly_setup: Callable[..., Any], client: Client
+):
+    regression = Verdict.objects.get(build__subscription=two_rigs["cuda"], build__commit="b" * 40)
+    Verdict.objects.filter(pk=regression.pk).update(confirmation=Confirmation.AB_CONFIRMED, ab_n_pairs=4)
+    # The CPU rig's own nightly of b failed; a fan-out build of the regression's commit on a third rig.
+    third, ref, _ = nightly_setup(rig_name="metal-rig", build_flags="-DGGML_METAL=ON")
+    fanout = BuildRecord.objects.create(
+        subscription=third, commit="b" * 40, previous_commit="a" * 40, fanout_of=regression, accepted=False,
+        status=BuildStatus.BENCHMARKED,
+    )  # fmt: skip
+    html = client.get(_url()).content.decode()
+    assert "nightly run + A/B confirmation (4 A/B pairs)" in html and "reproduced by A/B pairs" in html
+    assert "fan-out: A/B check of a regression found on another rig" in html and "A/B pairs not all back yet" in html
+    Verdict.objects.create(
+        build=fanout, reference_config=ref, new_run=regression.new_run, kind=VerdictKind.NONE, effect_pct=-0.4,
+        confirmation=Confirmation.AB_REFUTED, ab_n_pairs=6, fanout_of=regression, commit_from="a" * 40,
+        commit_to="b" * 40,
+    )  # fmt: skip
+    html = client.get(_url()).content.decode()
+    row = html[html.index("b" * 10) :]
+    row = row[: row.index("</tr>")]
+    assert "fan-out: 6 A/B pairs checking a regression found on another rig" in row
+    assert "not reproduced by A/B pairs" in row and "-0.4%" in row
+    # The first builds' cells are the nightly runs alone.
+    a_row = html[html.index("a" * 10) :]
+    assert a_row[: a_row.index("</tr>")].count('<span class="source">nightly run</span>') == 2
 
 
 def test_the_index_links_every_watched_branch_to_its_matrix(two_rigs, client: Client):

@@ -11,7 +11,8 @@ import json
 import time
 from pathlib import Path
 
-from runners.delivery.client import LiveRun, ServiceClient
+from runners.delivery.client import ServiceClient
+from runners.delivery.live import LiveRun
 from tests.fixtures.delivery import ScriptedService, down_client, run_json, sample, whole_run
 
 

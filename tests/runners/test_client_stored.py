@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from runners.cli import main
-from runners.delivery.client import LiveRun, ServiceClient
+from runners.delivery.client import ServiceClient
+from runners.delivery.live import LiveRun
 from runners.delivery.stored import stored_shortfall
 from tests.fixtures.delivery import TOKEN, ScriptedService, whole_run
 

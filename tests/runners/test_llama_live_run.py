@@ -230,7 +230,7 @@ def test_a_run_the_service_closes_mid_suite_stops_after_the_repetition_in_hand_a
 def test_a_job_that_ended_on_the_service_stops_the_run_and_closes_it_aborted_with_its_samples(
     live_server: Any, cpu_rig: tuple[Rig, str], gemma_server: LlamaServer, tmp_path: Path
 ) -> None:
-    from runners.delivery.client import EndedByService
+    from runners.delivery.live import EndedByService
 
     spec = attach_spec(live_server.url, cpu_rig[1], gemma_server, tmp_path, repetitions=12)
     run_uuid = spec["run_uuid"]

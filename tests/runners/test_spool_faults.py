@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from runners.delivery import client as client_module
-from runners.delivery.client import LiveRun, ServiceClient, answer_text
+from runners.delivery import live as live_module
+from runners.delivery.client import ServiceClient, answer_text
+from runners.delivery.live import LiveRun
 from tests.fixtures.delivery import TOKEN, ScriptedService, down_client, run_json, whole_run
 from tests.fixtures.loopback import LoopbackServer, QuietHandler
 from tests.fixtures.waiting import wait_until
@@ -139,7 +140,7 @@ def test_an_html_5xx_from_the_service_is_one_line_in_the_delivery(tmp_path: Path
 def test_an_open_run_gets_a_heartbeat_while_nothing_else_is_sent(
     service: ScriptedService, live_run: LiveRun, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(client_module, "HEARTBEAT_S", 0.3)
+    monkeypatch.setattr(live_module, "HEARTBEAT_S", 0.3)
     service.answers = [(201, {"status": "running"})]
     live_run.open({"uuid": live_run.run_uuid})
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
-from leaderboard.boards.concurrency_charts import ConcurrencySeries, LevelData, concurrency_figure, first_below
+from leaderboard.boards.charts.concurrency import ConcurrencySeries, LevelData, concurrency_figure, first_below
 from leaderboard.boards.filters import LeaderboardFilterForm, runs_filter
 from leaderboard.boards.rows import run_label
 from leaderboard.results.models import ConcurrencyLevel, Run, RunStatus, Sample

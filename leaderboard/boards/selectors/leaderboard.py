@@ -9,18 +9,24 @@ from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, QuerySet
 from django.http import QueryDict
 
 from leaderboard.boards.filters import (
+    DEFAULT_SORT,
+    WINDOWED_SORTS,
     LeaderboardFilterForm,
     best_of_each_configuration,
+    chosen_model_files,
     filter_options,
+    model_rank_window,
     parse_per_page,
     parse_sort,
+    ranking_sort,
     rigs_only_with,
     runs_filter,
     runs_sort,
+    sort_window,
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
 from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, gpu_label
@@ -45,9 +51,22 @@ class CappedPaginator(Paginator):
     COUNT_CAP = 10_000
     capped = False
 
-    def __init__(self, *args: Any, count_cap: int = COUNT_CAP, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, count_cap: int = COUNT_CAP, window: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.count_cap = count_cap
+        self.window = window
+
+    def page(self, number: Any) -> Page[Any]:
+        """Return page ``number``; its rows are sliced from ``window(rows)`` when given: the
+        object list narrowed to what can be among its first ``rows`` (the count is not)."""
+        if self.window is None:
+            return super().page(number)
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        top = bottom + self.per_page
+        if top + self.orphans >= self.count:
+            top = self.count
+        return Page(self.window(top)[bottom:top], number, self)
 
     @cached_property
     def count(self) -> int:
@@ -128,11 +147,28 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     # 100k joined rows to keep 50 costs far more than ordering the ids.
     # Runs of community rigs awaiting review (or rejected) stay out.
     base = Run.objects.public().filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
-    ids = runs_sort(runs_filter(base, form.cleaned_data), sort, usd_per_kwh=usd_per_kwh).values_list("pk", flat=True)
+    ranking = ranking_sort(sort, form.cleaned_data)
+    model_files = chosen_model_files(form.cleaned_data)
+    filtered = runs_filter(base, form.cleaned_data, model_files=model_files)
+
+    def ranked(runs: QuerySet[Run]) -> QuerySet[Run, int]:
+        return runs_sort(runs, ranking, usd_per_kwh=usd_per_kwh).values_list("pk", flat=True)
+
     # "Best of each" costs an index probe per run counted (filters.best_of_each_configuration),
     # so it counts at most BEST_COUNT_CAP: 10,000 probes took ~70 ms at 100k runs.
     cap = BEST_COUNT_CAP if form.cleaned_data.get("best") else CappedPaginator.COUNT_CAP
-    paginator = CappedPaginator(ids, per_page, count_cap=cap)
+    window = None
+    if ranking.lstrip("-") in WINDOWED_SORTS:
+
+        def window(rows: int) -> QuerySet[Run, int]:
+            return ranked(sort_window(filtered, ranking, rows=rows, usd_per_kwh=usd_per_kwh))
+
+    elif ranking == DEFAULT_SORT and model_files is not None and len(model_files) > 1:
+
+        def window(rows: int) -> QuerySet[Run, int]:
+            return ranked(model_rank_window(filtered, model_files, rows=rows))
+
+    paginator = CappedPaginator(ranked(filtered), per_page, count_cap=cap, window=window)
     page = paginator.get_page(params.get("page"))
     rows = rows_by_ids(list(page.object_list), usd_per_kwh=usd_per_kwh)
     return LeaderboardView(form, rows, page, sort, per_page, usd_per_kwh, paginator.count, paginator.capped)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from django.db import connection
 from django.db.models import Avg, Count, F, Max, Min, Q, QuerySet, Sum
 from django.db.models.functions import Ln
 
-from leaderboard.results.models import CONFIGURATION_GROUP, Run, RunStatus, SummarySource
+from leaderboard.results.models import CONFIGURATION_GROUP, Run, RunSpread, RunStatus, SummarySource
 from runners import stats
 
 # "Within run-to-run spread": the one rule of the compare view and the rig page.
@@ -92,10 +94,15 @@ def _labels(rows: Sequence[dict[str, int]]) -> dict[int, str]:
     return labels
 
 
-def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
+_SPREAD_ROW = ("n", "any_id", "mean", "sumsq", "n_log", "sum_logs", "sum_log_squares", "lo", "hi")
+
+
+def spread_rows_from_runs(runs: QuerySet[Run], *, limit: int) -> list[dict[str, Any]]:
+    """Return the spread sums of each group of ``runs`` with two or more of them, most runs
+    first, ``limit`` of them: the plain reference of the rows ``RunSpread`` keeps."""
     # Aggregated on the runs table alone (index-only over run_spread_idx, in group
     # order: no join on the rig's every run), then labelled for the groups kept.
-    rows = list(
+    return list(
         runs.values(*CONFIGURATION_GROUP)
         .annotate(
             n=Count("pk"),
@@ -116,6 +123,21 @@ def _spreads(runs: QuerySet[Run], *, limit: int) -> list[Spread]:
         .filter(n__gte=2)
         .order_by("-n", "-mean", *CONFIGURATION_GROUP)[:limit]
     )
+
+
+def spread_rows_kept(*, rig_id: int, limit: int) -> list[dict[str, Any]]:
+    """Return the same rows as ``spread_rows_from_runs`` over the rig's measured runs, read
+    from the sums the database keeps (``RunSpread``): ``limit`` rows of an index, whatever
+    the rig's number of runs. PostgreSQL only: elsewhere no trigger keeps them."""
+    return list(
+        RunSpread.objects.filter(rig_id=rig_id, n__gte=2)
+        .order_by("-n", "-mean", *CONFIGURATION_GROUP)
+        .annotate(any_id=F("any_run_id"))
+        .values(*CONFIGURATION_GROUP, *_SPREAD_ROW)[:limit]
+    )
+
+
+def _spreads(rows: list[dict[str, Any]]) -> list[Spread]:
     labels = _labels(rows)
     return [
         Spread(
@@ -152,8 +174,10 @@ def _measured_runs() -> QuerySet[Run]:
 
 def rig_spreads(*, rig_id: int, limit: int = 20) -> list[Spread]:
     """Return the run-to-run spread of each configuration this rig ran two or
-    more times (most runs first), one query."""
-    return _spreads(_measured_runs().filter(rig_id=rig_id), limit=limit)
+    more times (most runs first), two queries (the sums, the labels)."""
+    if connection.vendor == "postgresql":
+        return _spreads(spread_rows_kept(rig_id=rig_id, limit=limit))
+    return _spreads(spread_rows_from_runs(_measured_runs().filter(rig_id=rig_id), limit=limit))
 
 
 def spreads_for(runs: Sequence[Run]) -> dict[tuple[int, int, int, int, int], Spread]:
@@ -163,8 +187,10 @@ def spreads_for(runs: Sequence[Run]) -> dict[tuple[int, int, int, int, int], Spr
     rig_ids = {r.rig_id for r in runs}
     config_ids = {r.configuration_id for r in runs}
     found = _spreads(
-        _measured_runs().filter(rig_id__in=rig_ids, configuration_id__in=config_ids),
-        limit=1000,
+        spread_rows_from_runs(
+            _measured_runs().filter(rig_id__in=rig_ids, configuration_id__in=config_ids),
+            limit=1000,
+        )
     )
     return {s.key: s for s in found}
 

@@ -79,6 +79,8 @@ def _build_fields_record(build: BuildRecord, *, status: str, built: Mapping[str,
         if built.get(name) is not None:
             setattr(build, name, built[name])
     build.log_tail = str(build.log_tail or "")[-8000:]
+    # The commit's subject as the rig's checkout read it (kept when the report has none).
+    build.subject = str(built.get("subject") or build.subject)[:300]
     build.error = error
     build.finished_at = timezone.now()
     if status == "failed":

@@ -120,6 +120,7 @@ def _night_import(
     build = BuildRecord.objects.create(
         subscription=subscription,
         commit=str(night.get("commit") or ""),
+        subject=str(night.get("subject") or "")[:300],
         previous_commit=str(night.get("previous_commit") or ""),
         created_at=_when(night.get("queued_at"), "queued_at"),
     )

@@ -39,6 +39,7 @@ from leaderboard.results.models.runs import (
     SummarySource,
     SweepPoint,
 )
+from leaderboard.results.models.spreads import RunSpread
 
 __all__ = [
     "CONFIGURATION_GROUP",
@@ -61,6 +62,7 @@ __all__ = [
     "RigToken",
     "Run",
     "RunQuerySet",
+    "RunSpread",
     "RunStatus",
     "Sample",
     "Source",

@@ -104,6 +104,15 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["status", "-decode_tokens_per_s_mean"], name="run_rank_idx"),
             models.Index(fields=["provenance", "status"], name="run_prov_idx"),
+            # The ranking itself, index-only: a page deep in it (/?page=200 reads 10,000 runs)
+            # and the public filter read no table row (issue 24).
+            models.Index(
+                models.F("decode_tokens_per_s_mean").desc(),
+                models.F("id").desc(),
+                name="run_ranked_idx",
+                include=["rig"],
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
             # Partial indexes over what the leaderboard ranks (finished runs
             # with a figure): sorting by efficiency/$, a rig's best-of list and
             # a rig's history (measured at 100k runs: benchmarks/site_latency.py).
@@ -125,6 +134,15 @@ class Run(models.Model):
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
+            # One rig's runs in rank order: the leaderboard filtered to a rig and a rig
+            # page's best-of list walk it and stop at the page (issue 24).
+            models.Index(
+                "rig",
+                models.F("decode_tokens_per_s_mean").desc(),
+                models.F("id").desc(),
+                name="run_rig_rank_idx",
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
             # A rig's run-to-run spreads (boards/selectors/noise.py) aggregate its measured
             # runs per configuration from this index alone (index-only, in group order),
             # and a model file + date filter counts its matches the same way (issue 24).
@@ -140,8 +158,17 @@ class Run(models.Model):
             models.Index(
                 fields=["model_file", "created_at"],
                 name="run_model_created_idx",
-                include=["id", "rig", "decode_tokens_per_s_mean"],
+                # provenance and source: a date filter tells a reported run's date from a
+                # measured run's on them; without them its count read the table (issue 24).
+                include=["id", "rig", "decode_tokens_per_s_mean", "provenance", "source"],
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
+            # The few runs with a published price: a sort on the shown cost reads those
+            # cheap enough to reach the page (boards/filters.cost_sort_window).
+            models.Index(
+                fields=["cost_usd_per_mtok"],
+                name="run_published_cost_idx",
+                condition=models.Q(cost_usd_per_mtok__isnull=False),
             ),
             # A model file's page ranks that file's runs (issue 12).
             models.Index(

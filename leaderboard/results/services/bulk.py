@@ -20,38 +20,30 @@ from typing import Any
 
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
-from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import (
-    Configuration,
     ModelFile,
     Provenance,
     Rig,
     RigGpu,
     Run,
-    RunStatus,
     Sample,
-    Stack,
     SweepPoint,
     Workload,
 )
-from leaderboard.results.services.catalog import (
-    catalog_get_or_create,
-    configuration_key,
-    model_file_key,
-    stack_key,
-    workload_key,
+from leaderboard.results.services.catalog import catalog_get_or_create, catalog_keys
+from leaderboard.results.services.fields import sample_objects, sweep_objects
+from leaderboard.results.services.runs import (
+    MEASURED_RUN_FIELDS,
+    run_comparison_key,
+    run_create_measured,
+    run_object,
 )
-from leaderboard.results.services.fields import blank_fields, sample_objects, sweep_objects
-from leaderboard.results.services.runs import MEASURED_RUN_FIELDS, run_comparison_key, run_create_measured
 from leaderboard.results.services.summary import run_summary_apply
 from leaderboard.results.speedups.bulk_sql import runs_rows_store
 
 CREATED, STORED, REFUSED = "created", "already stored", "refused"
-_KEYS = {Stack: stack_key, ModelFile: model_file_key, Configuration: configuration_key, Workload: workload_key}
-_PART = {Stack: "stack", ModelFile: "model_file", Configuration: "configuration", Workload: "workload"}
-_ENDED = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED)
 
 
 @dataclass(frozen=True)
@@ -166,25 +158,12 @@ def _run_object(
     run["fingerprint"] = run["fingerprint"] or {}
     run["extra"] = run["extra"] or {}
     run["provenance"] = Provenance.MEASURED
-    fields = blank_fields(
-        run, Run, exclude=["rig", "stack", "model_file", "configuration", "workload", "comparison_key"]
-    )
-    if fields.get("status") in _ENDED and not fields.get("finished_at"):
-        fields["finished_at"] = timezone.now()
-    model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
     # One rig, so the key depends only on the model file and the workload: computed once per pair.
+    model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
     pair = (model_obj.pk, workload_obj.pk)
     if pair not in keys:
         keys[pair] = run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj, rig_gpus=rig_gpus)
-    return Run(
-        rig=rig,
-        stack=catalog[Stack],
-        model_file=model_obj,
-        configuration=catalog[Configuration],
-        workload=workload_obj,
-        comparison_key=keys[pair],
-        **fields,
-    )
+    return run_object(rig=rig, catalog=catalog, run=run, comparison_key=keys[pair])
 
 
 def runs_insert_new(*, rig: Rig, datas: Sequence[Mapping[str, Any]]) -> list[Run]:
@@ -196,14 +175,14 @@ def runs_insert_new(*, rig: Rig, datas: Sequence[Mapping[str, Any]]) -> list[Run
     if not datas:
         return []
     rig_gpus = tuple(rig.gpus.order_by("position", "id"))
-    keys = {model: [key(data[_PART[model]]) for data in datas] for model, key in _KEYS.items()}
-    rows = {model: _catalog_resolve(model, model_keys) for model, model_keys in keys.items()}
+    run_keys = [catalog_keys(data) for data in datas]
+    rows = {model: _catalog_resolve(model, [k[model] for k in run_keys]) for model in run_keys[0]}
     runs: list[Run] = []
     samples: list[Sample] = []
     points: list[SweepPoint] = []
     comparison_keys: dict[tuple[int, int], str] = {}
     for position, data in enumerate(datas):
-        catalog = {model: rows[model][_identity(keys[model][position][0])] for model in _KEYS}
+        catalog = {model: rows[model][_identity(lookup)] for model, (lookup, _) in run_keys[position].items()}
         run = _run_object(rig, rig_gpus, catalog, data, comparison_keys)
         run_samples = sample_objects(run, data["samples"])
         run_points = sweep_objects(run, data["sweep_points"])

@@ -4,10 +4,10 @@ missing, so two runs of the same setup share one row."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 
 from leaderboard.results.models import Configuration, ModelFile, Stack, Workload
 from leaderboard.results.services.fields import blank_fields
@@ -47,3 +47,19 @@ def configuration_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str
 
 def workload_key(data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return blank_fields(data, Workload, exclude=["description"]), {"description": data.get("description") or ""}
+
+
+# Each catalog model, by the part of a run's payload that describes it, with its key.
+CatalogKey = tuple[dict[str, Any], dict[str, Any]]  # (lookup, defaults)
+CATALOG_KEYS: dict[type[models.Model], tuple[str, Callable[[Mapping[str, Any]], CatalogKey]]] = {
+    Stack: ("stack", stack_key),
+    ModelFile: ("model_file", model_file_key),
+    Configuration: ("configuration", configuration_key),
+    Workload: ("workload", workload_key),
+}
+
+
+def catalog_keys(parts: Mapping[str, Mapping[str, Any]]) -> dict[type[models.Model], CatalogKey]:
+    """Return each catalog model's (lookup, defaults) for one run's payload ``parts``
+    (``{"stack": …, "model_file": …, "configuration": …, "workload": …}``)."""
+    return {model: key(parts[part]) for model, (part, key) in CATALOG_KEYS.items()}

@@ -27,16 +27,11 @@ from leaderboard.results.models import (
     Run,
     RunStatus,
     Stack,
+    SummarySource,
     Workload,
 )
 from leaderboard.results.services.append import run_append, run_closed_for_silence
-from leaderboard.results.services.catalog import (
-    catalog_get_or_create,
-    configuration_key,
-    model_file_key,
-    stack_key,
-    workload_key,
-)
+from leaderboard.results.services.catalog import catalog_get_or_create, catalog_keys
 from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sample_objects, sweep_objects
 from leaderboard.results.services.keys import comparison_key
@@ -84,17 +79,13 @@ def run_create(
     """Store a run with its samples, sweep points and concurrency levels in one transaction.
 
     ``run`` holds the Run's own fields (uuid, status, provenance, timestamps…);
-    summary fields in it are ignored unless ``summary_source`` is 'published'.
+    summary fields in it are ignored unless ``summary_source`` is 'published' or 'printed'.
     Return the stored run and created=True; if a run with the same uuid exists,
     return it with created=False and change nothing (runners retry). Raise
     ApplicationError if that uuid belongs to another rig."""
     run_uuid = run.get("uuid") or uuid_lib.uuid4()
-    keys = {
-        Stack: stack_key(stack),
-        ModelFile: model_file_key(model_file),
-        Configuration: configuration_key(configuration),
-        Workload: workload_key(workload),
-    }
+    parts = {"stack": stack, "model_file": model_file, "configuration": configuration, "workload": workload}
+    keys = catalog_keys(parts)
     found = ingest_lookup(rig=rig, run_uuid=run_uuid, lookups={model: key[0] for model, key in keys.items()})
     if found.existing_rig_id is not None:
         return _existing_or_complete(
@@ -150,17 +141,24 @@ MEASURED_RUN_FIELDS = (
 )
 
 
-def run_create_measured(*, rig: Rig, data: Mapping[str, Any]) -> RunCreateResult:
+def run_create_measured(
+    *, rig: Rig, data: Mapping[str, Any], printed: Mapping[str, float | None] | None = None
+) -> RunCreateResult:
     """Store a validated run payload (``runners.delivery.schema.validated(RunCreateInput, …)``)
     as a measured run of ``rig``.
 
     The one mapping from the payload to ``run_create``, shared by the API, the
-    llama-bench import and ``manage.py import_runs``. Reported results never come
-    this way: they come only from the published importer."""
+    llama-bench import (its JSON, JSONL, CSV and Markdown rows) and ``manage.py
+    import_runs``. ``printed``: the summary fields a tool printed for a run without
+    samples (a llama-bench Markdown row's mean ± SD), stored as such
+    (``summary_source='printed'``). Reported results never come this way: they come
+    only from the published importer."""
     run = {name: data.get(name) for name in MEASURED_RUN_FIELDS}
     run["fingerprint"] = run["fingerprint"] or {}
     run["extra"] = run["extra"] or {}
     run["provenance"] = Provenance.MEASURED
+    if printed is not None:
+        run.update(printed, summary_source=SummarySource.PRINTED)
     return run_create(
         rig=rig,
         stack=data["stack"],
@@ -236,6 +234,29 @@ def _existing_or_complete(
     return RunCreateResult(run=completed, created=False)
 
 
+def run_object(
+    *, rig: Rig, catalog: Mapping[type[models.Model], Any], run: Mapping[str, Any], comparison_key: str
+) -> Run:
+    """Return the unsaved Run of ``rig`` on the ``catalog`` rows with ``run``'s own fields;
+    an ended run that gives no ``finished_at`` ends now."""
+    fields = blank_fields(
+        run, Run, exclude=["rig", "stack", "model_file", "configuration", "workload", "comparison_key"]
+    )
+    if fields.get("status") in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED) and not fields.get(
+        "finished_at"
+    ):
+        fields["finished_at"] = timezone.now()
+    return Run(
+        rig=rig,
+        stack=catalog[Stack],
+        model_file=catalog[ModelFile],
+        configuration=catalog[Configuration],
+        workload=catalog[Workload],
+        comparison_key=comparison_key,
+        **fields,
+    )
+
+
 def _run_create_atomic(
     *,
     rig: Rig,
@@ -246,23 +267,8 @@ def _run_create_atomic(
     sweep_points: Sequence[Mapping[str, Any]],
     concurrency_levels: Sequence[Mapping[str, Any]] = (),
 ) -> Run:
-    model_obj, workload_obj = catalog[ModelFile], catalog[Workload]
-    fields = blank_fields(
-        run, Run, exclude=["rig", "stack", "model_file", "configuration", "workload", "comparison_key"]
-    )
-    if fields.get("status") in (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.ABORTED) and not fields.get(
-        "finished_at"
-    ):
-        fields["finished_at"] = timezone.now()
-    new_run = Run(
-        rig=rig,
-        stack=catalog[Stack],
-        model_file=model_obj,
-        configuration=catalog[Configuration],
-        workload=workload_obj,
-        comparison_key=run_comparison_key(rig=rig, model_file=model_obj, workload=workload_obj, rig_gpus=rig_gpus),
-        **fields,
-    )
+    key = run_comparison_key(rig=rig, model_file=catalog[ModelFile], workload=catalog[Workload], rig_gpus=rig_gpus)
+    new_run = run_object(rig=rig, catalog=catalog, run=run, comparison_key=key)
     sample_objs = sample_objects(new_run, samples)
     sweep_objs = sweep_objects(new_run, sweep_points)
     run_summary_apply(run=new_run, samples=sample_objs, sweep_points=sweep_objs)

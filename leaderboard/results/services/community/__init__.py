@@ -14,7 +14,9 @@ into rows. Every row becomes one reported run:
 - its rig is the system as the source names it, prefixed with the set's author,
   with its GPUs mapped onto Rigboard's GPU model names, so GPU pages gather them;
 - its figure is the summary as published (``summary_source='published'``): decode
-  for eval rate and tg, prefill for pp. No samples: none were published.
+  for eval rate and tg, prefill for pp; a llama-bench table row from an issue is the
+  mean ± SD llama-bench printed (``summary_source='printed'``), its row link the
+  issue. No samples: none were published.
 
 Idempotent: a row's run has a uuid5 of its set, line and column; a stored one is
 left alone (the source file is pinned to its commit, so a row never changes
@@ -76,6 +78,10 @@ class CommunitySet:
 
     @property
     def url(self) -> str:
+        """The set's page: its file at the commit read, or (a set of issue threads,
+        which have no commit) the repository's issues."""
+        if not self.commit:
+            return f"https://github.com/{self.repo}/{self.path}"
         return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}"
 
     def line_url(self, line: int) -> str:
@@ -151,7 +157,7 @@ def run_create_kwargs(row: CommunityRow, source_set: CommunitySet, source: Sourc
             schema.StackInput,
             {
                 "engine": row.engine,
-                "build": "",
+                "build": row.build,
                 "build_flags": f"backend: {row.backend}" if row.backend else "",
             },
         ),
@@ -165,7 +171,7 @@ def run_create_kwargs(row: CommunityRow, source_set: CommunitySet, source: Sourc
             },
         ),
         (schema.ConfigurationInput, {"speculative_type": "none" if row.engine == "llama.cpp" else "unknown"}),
-        (schema.WorkloadInput, {"name": row.workload, "max_tokens": row.max_tokens}),
+        (schema.WorkloadInput, {"name": row.workload, "max_tokens": row.max_tokens, "repetitions": row.repetitions}),
     ]
     stack, model_file, configuration, workload = (_checked(part, data, where) for part, data in parts)
     # The set's own workload row, shared by its runs: its method, said once.
@@ -177,7 +183,8 @@ def run_create_kwargs(row: CommunityRow, source_set: CommunitySet, source: Sourc
         "source": source,
         "report_key": row.report_key,
         "notes": "; ".join(row.notes),
-        "summary_source": SummarySource.PUBLISHED,
+        # A llama-bench table row is the mean ± SD llama-bench printed; other rows, a figure as published.
+        "summary_source": SummarySource.PRINTED if row.printed_summary else SummarySource.PUBLISHED,
         "decode_tokens_per_s_mean" if decode else "prefill_tokens_per_s_mean": row.tokens_per_s,
         "extra": {
             "community": {
@@ -190,13 +197,27 @@ def run_create_kwargs(row: CommunityRow, source_set: CommunitySet, source: Sourc
                 "line": row.line,
                 "column": row.column,
                 "printed": row.printed,
-                "row_url": source_set.line_url(row.line),
+                "row_url": row.row_url or source_set.line_url(row.line),
                 "details_url": row.details_url,
                 "system": row.system,
                 "power_w_peak": row.power_w_peak,
             }
         },
     }
+    if decode and row.printed_summary:
+        run["decode_tokens_per_s_stdev"] = row.stddev_ts
+    if row.printed_summary:
+        run["extra"]["llama_bench"] = {
+            "format": "md",
+            "line": row.line,
+            "summary": {
+                "mean_ts": row.tokens_per_s,
+                "stddev_ts": row.stddev_ts,
+                "n": row.repetitions,
+                "n_label": str(row.repetitions) if row.repetitions else "not stated",
+                "source": "llama-bench -o md: mean ± SD as printed, no samples",
+            },
+        }
     return {
         "stack": stack,
         "model_file": model_file,

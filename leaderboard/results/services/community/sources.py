@@ -8,6 +8,11 @@ file with the line it stands on, the column it came from, and the text as printe
   t/s), Power (Peak) ("464.2W" or "N/A"). A system marked ``<sup>1</sup>`` was run
   with llama.cpp on Vulkan (the README's footnote); for the others the README does
   not say which engine, so none is claimed.
+- ``geerlingguy/ai-benchmarks`` issues: the llama-bench Markdown tables posted in the
+  issues the README links, one section per table headed by the issue's URL, read by
+  the Markdown table reader (runners/llamabench/markdown.py): each row a printed
+  summary (mean ± SD, no samples); a combined -pg row mixes prefill and decode and
+  is left out.
 - ``XiongjieDai/GPU-Benchmarks-on-LLM-Inference``: the LLaMA 3 "Benchmarks" tables
   (gaming, professional, Apple Silicon): per GPU set and model, llama-bench tg and
   pp at 512/1024/4096/8192 tokens; "OOM" cells are no figure and are skipped. The
@@ -25,7 +30,12 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from runners.delivery.payload import quantization_from_ftype
+from runners.llamabench import LlamaBenchError, markdown
+from runners.llamabench.parse import model_type_parts
+
 GEERLING = "geerlingguy-ai-benchmarks"
+GEERLING_ISSUES = "geerlingguy-ai-benchmarks-issues"
 XIONGJIE = "xiongjiedai-gpu-benchmarks"
 
 
@@ -63,6 +73,13 @@ class CommunityRow:
     power_w_peak: float | None = None
     details_url: str = ""
     notes: tuple[str, ...] = field(default=())
+    # A llama-bench table row: its printed SD (the figure is a printed summary, no
+    # samples), the -r it was run with when the post states it, its build.
+    stddev_ts: float | None = None
+    printed_summary: bool = False
+    repetitions: int | None = None
+    build: str = ""
+    row_url: str = ""  # the page the row stands on, when not a line of the set's file
 
     @property
     def report_key(self) -> str:
@@ -224,6 +241,73 @@ def geerling_rows(text: str) -> list[CommunityRow]:
     return rows
 
 
+# ---- geerlingguy/ai-benchmarks: the llama-bench tables in the linked issues ---------------
+
+_ISSUE_HEADING = re.compile(r"^## (https://github\.com/geerlingguy/ai-benchmarks/issues/\d+)$")
+_ISSUE_FACT = re.compile(r"^- (?P<key>[a-z ]+): (?P<value>.+)$")
+
+
+def geerling_issue_rows(text: str) -> list[CommunityRow]:
+    """Return every row of the llama-bench tables kept from the issues, in file order."""
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if _ISSUE_HEADING.match(line)]
+    if not starts:
+        raise SourceFormatError("no '## https://github.com/geerlingguy/ai-benchmarks/issues/N' section")
+    rows: list[CommunityRow] = []
+    for start, stop in zip(starts, [*starts[1:], len(lines)], strict=True):
+        url = lines[start][3:]
+        facts = {m["key"]: m["value"] for line in lines[start:stop] if (m := _ISSUE_FACT.match(line))}
+        missing = [key for key in ("system", "model file", "posted") if key not in facts]
+        if missing:
+            raise SourceFormatError(f"line {start + 1}: {url} states no {', '.join(missing)}")
+        repetitions = int(facts["repetitions"]) if "repetitions" in facts else None
+        try:
+            table = markdown.parse_markdown("\n".join(lines[start:stop]), skip_combined=True, repetitions=repetitions)
+        except LlamaBenchError as exc:
+            raise SourceFormatError(f"{url} (section from line {start + 1}): {exc}") from None
+        system = facts["system"]
+        for table_row in table:
+            line = start + table_row.line  # the section's line 1 is the file's line start + 1
+            bench = table_row.bench
+            raw = bench.raw
+            _, quantization = model_type_parts(str(raw["model_type"]))
+            depth = f" @ d{bench.n_depth}" if bench.n_depth else ""
+            rows.append(
+                CommunityRow(
+                    set_key=GEERLING_ISSUES,
+                    line=line,
+                    column="t/s",
+                    printed=_cells(lines[line - 1])[-1],
+                    system=system,
+                    gpus=geerling_gpus(system, "GPU", line),
+                    cpu="",
+                    model_name=facts["model file"],
+                    params_b=round(raw["model_n_params"] / 1e9, 2) or None,
+                    quantization=quantization_from_ftype(quantization),
+                    engine="llama.cpp",
+                    backend=str(raw.get("backends") or ""),
+                    workload=f"geerlingguy/ai-benchmarks: llama-bench {bench.test}{depth}",
+                    metric="decode" if bench.n_gen else "prefill",
+                    tokens_per_s=table_row.mean_ts,
+                    max_tokens=bench.n_gen or None,
+                    details_url=url,
+                    notes=(
+                        f"{facts.get('title', url)}: posted by {facts['posted']}",
+                        f"llama-bench {bench.test}, mean ± SD as printed, no samples; "
+                        + (f"-r {repetitions}" if repetitions else "repetitions not stated"),
+                    ),
+                    stddev_ts=table_row.stddev_ts,
+                    printed_summary=True,
+                    repetitions=repetitions,
+                    build=f"b{raw['build_number']}-{raw['build_commit']}" if table_row.build_stated else "",
+                    row_url=url,
+                )
+            )
+    if not rows:
+        raise SourceFormatError("no llama-bench table rows")
+    return rows
+
+
 # ---- XiongjieDai/GPU-Benchmarks-on-LLM-Inference ----------------------------------------
 
 _XGPU = re.compile(r"^(?P<name>.+?)\s+(?P<memory>\d+)GB(?:\s*\*\s*(?P<count>\d+))?$")
@@ -323,4 +407,4 @@ def xiongjie_rows(text: str) -> list[CommunityRow]:
     return rows
 
 
-PARSERS = {GEERLING: geerling_rows, XIONGJIE: xiongjie_rows}
+PARSERS = {GEERLING: geerling_rows, GEERLING_ISSUES: geerling_issue_rows, XIONGJIE: xiongjie_rows}

@@ -19,6 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from leaderboard.results.models import Provenance, Rig, Run, Source
+from leaderboard.results.published_data import PUBLISHED_RESULTS
 from leaderboard.results.services.published.mapping import (
     FORMAT,
     IMPORTER_VERSION,
@@ -39,7 +40,7 @@ from leaderboard.results.services.published.tables import (
 )
 from leaderboard.results.services.runs import run_create
 
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "published_data" / "published_results.json"
+DEFAULT_PATH = PUBLISHED_RESULTS
 
 __all__ = [
     "DEFAULT_PATH",

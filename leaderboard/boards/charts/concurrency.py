@@ -1,4 +1,4 @@
-"""The concurrency figure: pure, from plain data to a Plotly dict (as charts.py).
+"""The concurrency figure: pure, from plain data to a Plotly dict.
 
 Four panes against the number of concurrent streams: aggregate output t/s,
 per-stream decode t/s (mean, with the p50-p90 spread in the hover), TTFT p90
@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.boards.charts import Figure, _color, _fmt
-from leaderboard.core.charts import esc, pane_grid
+from leaderboard.boards.charts.palette import color
+from leaderboard.core.charts import Figure, esc, fmt, pane_grid
 
 
 @dataclass(frozen=True)
@@ -61,10 +61,10 @@ def first_below(levels: Sequence[LevelData], floor: float) -> LevelData | None:
 
 
 def _hover(series: ConcurrencySeries, pane: _Pane, level: LevelData) -> str:
-    value = _fmt(pane.y(level), pane.digits)
+    value = fmt(pane.y(level), pane.digits)
     text = f"{esc(series.label)}<br>{level.concurrency} streams<br>{pane.y_title}: {value} {pane.unit}"
     if pane.key == "per_stream":
-        text += f"<br>p50 {_fmt(level.decode_tokens_per_s_p50)} t/s, p90 {_fmt(level.decode_tokens_per_s_p90)} t/s"
+        text += f"<br>p50 {fmt(level.decode_tokens_per_s_p50)} t/s, p90 {fmt(level.decode_tokens_per_s_p90)} t/s"
     return text
 
 
@@ -76,7 +76,7 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
     ticks = sorted({lv.concurrency for lv in all_levels})
     titles = [
         f"<b>{pane.title}</b>"
-        + (f" (floor {_fmt(floor)} t/s)" if floor is not None and pane.key == "per_stream" else "")
+        + (f" (floor {fmt(floor)} t/s)" if floor is not None and pane.key == "per_stream" else "")
         for pane in panes
     ]
     layout, suffixes = pane_grid(
@@ -112,7 +112,7 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
                     "y": [pane.y(lv) for lv in levels],
                     "hovertext": [_hover(s, pane, lv) for lv in levels],
                     "hoverinfo": "text",
-                    "line": {"color": _color(s_index)},
+                    "line": {"color": color(s_index)},
                     "xaxis": f"x{suffix}",
                     "yaxis": f"y{suffix}",
                     "meta": {"pane": pane.key},
@@ -124,16 +124,16 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
                     {
                         "type": "scatter",
                         "mode": "markers",
-                        "name": f"{esc(s.label)}: below {_fmt(floor)} t/s",
+                        "name": f"{esc(s.label)}: below {fmt(floor)} t/s",
                         "legendgroup": f"s{s_index}",
                         "showlegend": False,
                         "x": [below.concurrency],
                         "y": [below.decode_tokens_per_s_mean],
                         "hovertext": [
-                            f"{esc(s.label)}<br>below {_fmt(floor)} t/s per stream from {below.concurrency} streams"
+                            f"{esc(s.label)}<br>below {fmt(floor)} t/s per stream from {below.concurrency} streams"
                         ],
                         "hoverinfo": "text",
-                        "marker": {"symbol": "x", "size": 14, "color": _color(s_index), "line": {"width": 2}},
+                        "marker": {"symbol": "x", "size": 14, "color": color(s_index), "line": {"width": 2}},
                         "xaxis": f"x{suffix}",
                         "yaxis": f"y{suffix}",
                         "meta": {"pane": pane.key, "below_floor": below.concurrency},

@@ -1,6 +1,8 @@
 """Power-law fits of a campaign's objective over one numeric parameter:
 y = a·x^α and y = a·(C − x)^α (seed 003's form, C a ceiling fitted or given),
-each with α's 95% confidence interval, R² and n. Pure: numpy and scipy only.
+each with α's 95% confidence interval, R² and n, and a fit an article printed
+(``printed_fit``): the one model of a power law for the campaign pages and the
+boards' experiments page. Pure: numpy and scipy only.
 
 Both forms are fitted in log space (log y = log a + α·log(x) or α·log(C − x)):
 a throughput's noise is closer to a constant percentage than to a constant
@@ -12,9 +14,10 @@ itself, so the two forms (and the article's curve) are compared on one scale.
 from __future__ import annotations
 
 import math
+import re
 import warnings
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -58,6 +61,31 @@ class PowerFit:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PowerFit:
+        """Return the fit ``as_dict`` gave (keys it does not know, e.g. "formula", are left out)."""
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
+_PRINTED = re.compile(
+    r"=\s*(?P<a>[0-9.eE+-]+)\s*[*×]\s*\(\s*(?P<c>[0-9.]+)\s*-\s*(?P<x>[A-Za-z_]+)\s*\)\s*\^\s*(?P<alpha>[0-9.]+)"
+)
+
+
+def printed_fit(formula: str, *, parameter: str | None = None, n: int = 0) -> PowerFit | None:
+    """Return the law a formula printed like ``tok/s = 9.81e-6 * (42 - model_size_gb)^4.247``
+    states, as a·(C − x)^α with C given and no interval or R² (none was printed);
+    x named ``parameter``, else as printed. None for any other shape."""
+    match = _PRINTED.search(formula or "")
+    if match is None:
+        return None
+    try:
+        a, c, alpha = float(match["a"]), float(match["c"]), float(match["alpha"])
+    except ValueError:
+        return None
+    name = parameter or match["x"]
+    return PowerFit(name, CEILING, a=a, alpha=alpha, alpha_ci=None, r2=None, adjusted_r2=None, n=n, c=c, c_given=True)
 
 
 def _r2(y: np.ndarray, predicted: np.ndarray, coefficients: int) -> tuple[float, float | None]:
