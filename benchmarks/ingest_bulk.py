@@ -1,7 +1,13 @@
-"""The bulk phase of the ingest benchmark: ``--bulk-clients`` keep-alive clients POST
-``--bulk-runs`` new runs to ``/api/runs/bulk/`` in batches of ``--bulk-batch``; the
-bodies are built before the clock starts, so the clients' JSON costs nothing measured.
-Every run must come back 201 ("created")."""
+"""The bulk phase of the ingest benchmark: ``--bulk-clients`` clients POST ``--bulk-runs``
+new runs to ``/api/runs/bulk/`` in batches of ``--bulk-batch``; the bodies are built
+before the clock starts, so the clients' JSON costs nothing measured. Every run must
+come back 201 ("created").
+
+Each batch goes on a new connection. A batch is a second of Python work, which holds
+its gunicorn worker's interpreter lock: two keep-alive clients that happened to land on
+one worker would share one core for the whole phase (measured: ≈ 550 runs/s when they
+did, ≈ 900 when they did not, the same code); a new connection goes to a worker that is
+free to accept it, as a concurrent importer's requests would."""
 
 from __future__ import annotations
 
@@ -36,10 +42,10 @@ def bulk_bodies(make_run: object, runs: int, batch: int, seed: int) -> list[byte
 
 
 def _client(port: int, token: str, bodies: list[bytes], result: BulkResult, lock: threading.Lock) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json", "Accept": "application/json"}
     for body in bodies:
         started = time.perf_counter()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
         try:
             conn.request("POST", "/api/runs/bulk/", body=body, headers=headers)
             response = conn.getresponse()
@@ -64,9 +70,7 @@ def _client(port: int, token: str, bodies: list[bytes], result: BulkResult, lock
             result.batch_latencies_s.append(latency)
             if problem:
                 result.failures.append(problem)
-        if response.will_close:
-            conn.close()
-    conn.close()
+        conn.close()
 
 
 def bulk_phase(port: int, token: str, bodies: list[bytes], clients: int) -> BulkResult:

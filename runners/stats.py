@@ -62,15 +62,27 @@ class Summary:
         return asdict(self)
 
 
+def _finite(values: Sequence[float]) -> list[float]:
+    clean = [float(v) for v in values]
+    if any(not math.isfinite(v) for v in clean):
+        raise ValueError("values must be finite numbers")
+    return clean
+
+
+def mean(values: Sequence[float]) -> float | None:
+    """Return the mean of ``values`` as ``summarize`` gives it (without the spread it
+    also computes); None when there are none. Raises ValueError on a non-finite value."""
+    clean = _finite(values)
+    return statistics.fmean(clean) if clean else None
+
+
 def summarize(values: Sequence[float]) -> Summary | None:
     """Return the summary of ``values``; None when there are none.
 
     Raises ValueError on a non-finite value: a NaN must never reach a leaderboard."""
-    clean = [float(v) for v in values]
+    clean = _finite(values)
     if not clean:
         return None
-    if any(not math.isfinite(v) for v in clean):
-        raise ValueError("values must be finite numbers")
     n = len(clean)
     mean = statistics.fmean(clean)
     lo, hi = min(clean), max(clean)

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import models
+from django.db.models.base import ModelState
 
 from leaderboard.results.models import Run, Sample, SweepPoint
 
@@ -40,15 +41,45 @@ def blank_fields(data: Mapping[str, Any], model: type, exclude: Sequence[str] = 
     return out
 
 
+@functools.cache
+def _child_plan(model: type[models.Model]) -> tuple[models.ForeignKey, tuple[tuple[str, str], ...]]:
+    """``model``'s ``run`` field, and (attname, name in ``blank_fields``) for its other
+    concrete fields but the primary key."""
+    parent = model._meta.get_field("run")
+    if not isinstance(parent, models.ForeignKey):
+        raise TypeError(f"{model.__name__}.run is not a foreign key")
+    names = tuple((f.attname, f.name) for f in model._meta.concrete_fields if not f.primary_key and f is not parent)
+    return parent, names
+
+
+def _child(model: type[models.Model], run: Run, data: Mapping[str, Any]) -> Any:
+    """A new ``model`` row of ``run`` holding ``data``: built as unpickling builds a model
+    object (``__new__`` and its attribute dict; ≈ 1 µs against ≈ 6 µs for ``model(run=…,
+    **fields)``, 18 rows per benchmark run), which sends no pre_init/post_init: where a
+    receiver listens to ``model``, the plain constructor is used."""
+    parent, names = _child_plan(model)
+    fields = blank_fields(data, model, exclude=["run"])
+    if models.signals.pre_init.has_listeners(model) or models.signals.post_init.has_listeners(model):
+        return model(run=run, **fields)
+    obj = model.__new__(model)
+    values = {attname: fields[name] for attname, name in names}
+    values[model._meta.pk.attname] = None
+    values[parent.attname] = run.pk
+    obj.__dict__.update(values)
+    obj._state = ModelState()
+    parent.set_cached_value(obj, run)  # what assigning run= does besides copying its id
+    return obj
+
+
 def sample_objects(run: Run, samples: Sequence[Mapping[str, Any]]) -> list[Sample]:
     objs = []
     for position, data in enumerate(samples, start=1):
-        fields = blank_fields(data, Sample, exclude=["run"])
-        if fields.get("index") is None:
-            fields["index"] = position
-        objs.append(Sample(run=run, **fields))
+        obj = _child(Sample, run, data)
+        if obj.index is None:
+            obj.index = position
+        objs.append(obj)
     return objs
 
 
 def sweep_objects(run: Run, points: Sequence[Mapping[str, Any]]) -> list[SweepPoint]:
-    return [SweepPoint(run=run, **blank_fields(p, SweepPoint, exclude=["run"])) for p in points]
+    return [_child(SweepPoint, run, p) for p in points]

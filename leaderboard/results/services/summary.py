@@ -30,9 +30,7 @@ SUMMARY_FIELDS = [
 
 
 def _mean(values: list[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    summary = stats.summarize(present)
-    return summary.mean if summary else None
+    return stats.mean([v for v in values if v is not None])
 
 
 def sweep_headline(points: Sequence[SweepPoint]) -> SweepPoint | None:
