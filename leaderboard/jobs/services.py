@@ -40,6 +40,7 @@ from leaderboard.jobs.specs import spec_validate
 from leaderboard.results.models import Rig, Run, RunStatus
 from leaderboard.results.services.append import run_append
 from runners.config import AttachConfig, ConfigError, RigConfig
+from runners.delivery.stored import CLOSED_BY_ABORT
 
 logger = logging.getLogger(__name__)
 
@@ -181,14 +182,14 @@ def job_run_again(*, job: BenchmarkJob, created_by: Any = None) -> BenchmarkJob:
     )
 
 
-def _run_close(run_uuid: uuid.UUID, status: str, reason: str) -> None:
+def _run_close(run_uuid: uuid.UUID, status: str, reason: str, extra: Mapping[str, Any] | None = None) -> None:
     # The run may have been opened as running on the service; a job that ends
     # without the rig closing it must not leave it running forever.
     run = Run.objects.filter(uuid=run_uuid, status=RunStatus.RUNNING).first()
     if run is None:
         return
     with contextlib.suppress(ApplicationError):  # closed meanwhile by the rig: its account wins
-        run_append(run=run, status=status, failure_reason=reason)
+        run_append(run=run, status=status, failure_reason=reason, extra=extra)
 
 
 def job_status_update(
@@ -199,6 +200,7 @@ def job_status_update(
     worker: str = "",
     progress: str = "",
     error: str = "",
+    run_extra: Mapping[str, Any] | None = None,
 ) -> BenchmarkJob:
     """Move ``job`` to ``status`` and return it.
 
@@ -206,8 +208,8 @@ def job_status_update(
     running report from a different attempt means the message was redelivered
     after the first worker was lost: that is a 409 (the job is not run twice)
     and the rig then reports it aborted. A job that ends failed or aborted also
-    closes its run if that run is still open. Raise ApplicationError (409) for a
-    move not allowed from the current status."""
+    closes its run if that run is still open (``run_extra`` merged into the run's
+    extra). Raise ApplicationError (409) for a move not allowed from the current status."""
     if status not in JobStatus.values:
         raise ApplicationError(f"must be one of {', '.join(JobStatus.values)}", field="status")
     with transaction.atomic():
@@ -241,7 +243,7 @@ def job_status_update(
         locked.save()
         _job_saved(locked)
     if status in (JobStatus.FAILED, JobStatus.ABORTED):
-        _run_close(locked.run_uuid, status, error or f"job {status}")
+        _run_close(locked.run_uuid, status, error or f"job {status}", run_extra)
     return locked
 
 
@@ -252,7 +254,9 @@ def job_abort(*, job: BenchmarkJob, reason: str) -> BenchmarkJob:
     if BenchmarkJob.objects.filter(pk=job.pk, status=JobStatus.EXPIRED).exists():
         # Expired is an end: only the rig's own account of a run may still replace it.
         raise ApplicationError("job already expired (never picked up)", field="status", status_code=409)
-    aborted = job_status_update(job=job, status=JobStatus.ABORTED, attempt=job.attempt, error=reason)
+    # The run closed here takes nothing more from its runner (run_append): the service's word stands.
+    marker = {CLOSED_BY_ABORT: timezone.now().isoformat()}
+    aborted = job_status_update(job=job, status=JobStatus.ABORTED, attempt=job.attempt, error=reason, run_extra=marker)
     # Even if the revoke is not seen (worker offline), the task asks the service
     # before starting and finds the job aborted.
     try:

@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from typing import Any
 
 _ENDED = ("finished", "failed", "aborted")
+# ``extra`` key of a run the service closed because staff aborted its job: the service's
+# word stands, so the runner's own close adds nothing to it, even one that says 'aborted'.
+CLOSED_BY_ABORT = "closed_by_job_abort_at"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -39,7 +42,8 @@ def stored_shortfall(payload: Mapping[str, Any], answer: Mapping[str, Any] | Non
     the run ``payload`` stored, '' when it does: a run the payload ends that the
     service holds as running, or one it holds with the payload's status but
     without some of its samples or sweep points. A run the service ended with
-    another status (its job was aborted) is the service's own account: ''."""
+    another status, or closed when staff aborted its job (``CLOSED_BY_ABORT``),
+    is the service's own account: ''."""
     if not isinstance(answer, Mapping):
         return "the service's answer is not the run's detail"
     sent_status, held_status = payload.get("status"), answer.get("status")
@@ -47,6 +51,8 @@ def stored_shortfall(payload: Mapping[str, Any], answer: Mapping[str, Any] | Non
         return f"the service still holds the run as running, not {sent_status}"
     if held_status != sent_status and held_status in _ENDED:
         return ""
+    if held_status in _ENDED and isinstance(answer.get("extra"), Mapping) and answer["extra"].get(CLOSED_BY_ABORT):
+        return ""  # its job was aborted: the service keeps the samples it had, and no more
     missing = _indexes(payload.get("samples"), "index") - _indexes(answer.get("samples"), "index")
     if missing:
         return f"the service holds the run without samples {sorted(missing)}"

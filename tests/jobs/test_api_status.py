@@ -7,6 +7,7 @@ import pytest
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_enqueue
 from leaderboard.results.services.runs import run_create
+from runners.delivery.stored import stored_shortfall
 from tests.fixtures.data import run_payload
 from tests.jobs.conftest import attach_spec, token_client
 
@@ -109,3 +110,52 @@ def test_staff_run_a_job_again(job, staff_client, django_capture_on_commit_callb
     assert again.rerun_of == job and again.spec == job.spec and again.time_limit_s == job.time_limit_s
     assert again.run_uuid != job.run_uuid and again.status == "queued"
     assert token_client(job.raw_token).post(f"/api/jobs/{job.pk}/run-again/").status_code == 403
+
+
+def _samples(count):
+    return [{"index": i, "decode_tokens_per_s_server": 100.0 + i, "tokens_generated": 16} for i in range(1, count + 1)]
+
+
+def test_a_run_closed_by_staffs_abort_takes_nothing_more_from_its_runner(job, staff_client):
+    # The worker learned of the abort from its job's progress report, not from a refused
+    # append, so its own close says 'aborted' too, with one repetition the service never had.
+    opened = run_create(
+        rig=job.rig, **run_payload(run={"uuid": job.run_uuid, "status": "running"}, samples=_samples(2))
+    ).run
+    _post(job.raw_token, job, status="running", attempt="a")
+    reason = "aborted by ops: wrong model"
+    aborted = staff_client.post(f"/api/jobs/{job.pk}/status/", {"status": "aborted", "error": reason}, format="json")
+    assert aborted.status_code == 200, aborted.json()
+    opened.refresh_from_db()
+    assert opened.status == "aborted" and opened.n_samples == 2
+
+    rig_client = token_client(job.raw_token)
+    finish = {"status": "aborted", "failure_reason": reason, "samples": _samples(3), "sweep_points": []}
+    response = rig_client.post(f"/api/runs/{job.run_uuid}/finish/", finish, format="json")
+    assert response.status_code == 409, response.json()
+    # The whole run re-posted (the spooled document) is answered with the service's account.
+    result = run_create(
+        rig=job.rig,
+        **run_payload(run={"uuid": job.run_uuid, "status": "aborted", "failure_reason": reason}, samples=_samples(3)),
+    )
+    assert not result.created and result.run.n_samples == 2
+    opened.refresh_from_db()
+    assert sorted(opened.samples.values_list("index", flat=True)) == [1, 2] and opened.failure_reason == reason
+    # ... which the runner takes as its answer: nothing is kept to send again.
+    detail = rig_client.get(f"/api/runs/{job.run_uuid}/").json()
+    assert stored_shortfall({"status": "aborted", "samples": _samples(3)}, detail) == ""
+
+
+def test_a_run_its_rig_aborted_still_takes_a_finish_that_ends_it_alike(job):
+    # The rig's own abort (a worker lost, redelivered) is no word of the service's: a retried
+    # finish that also says 'aborted' adds the samples it lacks.
+    opened = run_create(
+        rig=job.rig, **run_payload(run={"uuid": job.run_uuid, "status": "running"}, samples=_samples(2))
+    ).run
+    _post(job.raw_token, job, status="running", attempt="a")
+    _post(job.raw_token, job, status="aborted", attempt="a", error="stopped by its rig")
+    finish = {"status": "aborted", "failure_reason": "stopped by its rig", "samples": _samples(3), "sweep_points": []}
+    response = token_client(job.raw_token).post(f"/api/runs/{job.run_uuid}/finish/", finish, format="json")
+    assert response.status_code == 200, response.json()
+    opened.refresh_from_db()
+    assert opened.n_samples == 3

@@ -14,10 +14,17 @@ from leaderboard.results.models import Run, RunStatus, Sample, SweepPoint
 from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sweep_objects
 from leaderboard.results.services.summary import run_summary_update
+from runners.delivery.stored import CLOSED_BY_ABORT
 
 # ``extra`` key of a run the sweeper closed because its runner went silent
 # (leaderboard/results/services/silent.py): the runner may only have been cut off.
 CLOSED_FOR_SILENCE = "closed_for_silence_at"
+
+
+def run_closed_by_abort(run: Run) -> bool:
+    """Return True for a run closed because staff aborted its job (``jobs.services.job_abort``):
+    it takes nothing more from its runner, not even a close that also says 'aborted'."""
+    return run.status == RunStatus.ABORTED and bool((run.extra or {}).get(CLOSED_BY_ABORT))
 
 
 def run_closed_for_silence(run: Run) -> bool:
@@ -57,7 +64,12 @@ def run_append(
         # A run that already ended as this request ends it (a retried finish, or
         # one that raced the whole document's POST) takes the samples it lacks
         # and nothing else: its status, times and log tail stay as first stored.
-        ended_alike = locked.status != RunStatus.RUNNING and status is not None and status == locked.status
+        ended_alike = (
+            locked.status != RunStatus.RUNNING
+            and status is not None
+            and status == locked.status
+            and not run_closed_by_abort(locked)
+        )
         if locked.status != RunStatus.RUNNING and not ended_alike:
             raise ApplicationError(f"run is {locked.status}, not running", field="status", status_code=409)
         stored_indexes = set(locked.samples.values_list("index", flat=True))

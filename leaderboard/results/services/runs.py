@@ -30,7 +30,7 @@ from leaderboard.results.models import (
     SummarySource,
     Workload,
 )
-from leaderboard.results.services.append import run_append, run_closed_for_silence
+from leaderboard.results.services.append import run_append, run_closed_by_abort, run_closed_for_silence
 from leaderboard.results.services.catalog import catalog_get_or_create, catalog_keys
 from leaderboard.results.services.concurrency import concurrency_levels_create
 from leaderboard.results.services.fields import blank_fields, sample_objects, sweep_objects
@@ -195,8 +195,8 @@ def _existing_or_complete(
     not stored yet and, when the document ends the run (finished, failed or
     aborted), its status, reason and log tail; to a run that ended with the
     document's own status, the samples and points it lacks (a retry, or a POST
-    that raced the finish). A run that ended otherwise (its job was aborted) is
-    returned as it is: the service keeps its own account.
+    that raced the finish). A run that ended otherwise, or that staff closed by
+    aborting its job, is returned as it is: the service keeps its own account.
 
     A runner opens its run when the server is up and closes it at the end; when
     the close could not be delivered, it spools the whole run and re-posts it
@@ -209,8 +209,9 @@ def _existing_or_complete(
     if open_:
         if not ends and not brings:
             return result
-    elif not (ends and status == existing.status and brings):
-        # An ended run takes only rows; a document without any (a summary re-imported) adds nothing.
+    elif not (ends and status == existing.status and brings) or run_closed_by_abort(existing):
+        # An ended run takes only rows; a document without any (a summary re-imported) adds
+        # nothing, and a run closed by its job's abort takes nothing more.
         return result
     try:
         completed = run_append(
