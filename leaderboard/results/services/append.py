@@ -12,7 +12,7 @@ from django.utils import timezone
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Run, RunStatus, Sample, SweepPoint
 from leaderboard.results.services.concurrency import concurrency_levels_create
-from leaderboard.results.services.fields import blank_fields, sweep_objects
+from leaderboard.results.services.fields import sample_object, sweep_objects
 from leaderboard.results.services.summary import run_summary_update
 from runners.delivery.stored import CLOSED_BY_ABORT
 
@@ -76,14 +76,14 @@ def run_append(
         next_index = max(stored_indexes, default=0) + 1
         new_samples = []
         for data in samples:
-            fields = blank_fields(data, Sample, exclude=["run"])
-            if fields.get("index") is None:
-                fields["index"] = next_index
-            if fields["index"] in stored_indexes:
+            sample = sample_object(locked, data)
+            if sample.index is None:
+                sample.index = next_index
+            if sample.index in stored_indexes:
                 continue
-            stored_indexes.add(fields["index"])
+            stored_indexes.add(sample.index)
             next_index = max(stored_indexes) + 1
-            new_samples.append(Sample(run=locked, **fields))
+            new_samples.append(sample)
         if status == RunStatus.FINISHED and not stored_indexes:
             raise ApplicationError(
                 "a finished run needs at least one sample; finish it as failed or aborted", field="samples"

@@ -71,10 +71,15 @@ def _child(model: type[models.Model], run: Run, data: Mapping[str, Any]) -> Any:
     return obj
 
 
+def sample_object(run: Run, data: Mapping[str, Any]) -> Sample:
+    """A new sample of ``run``; its ``index`` is None where ``data`` gives none."""
+    return _child(Sample, run, data)
+
+
 def sample_objects(run: Run, samples: Sequence[Mapping[str, Any]]) -> list[Sample]:
     objs = []
     for position, data in enumerate(samples, start=1):
-        obj = _child(Sample, run, data)
+        obj = sample_object(run, data)
         if obj.index is None:
             obj.index = position
         objs.append(obj)
