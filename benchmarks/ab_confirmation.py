@@ -59,6 +59,7 @@ from regression_fpr import one_run, upper_bound_95  # noqa: E402
 from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order  # noqa: E402
 from leaderboard.regressions.verdict import Kind, Rule, judge, noise_from_medians, run_median  # noqa: E402
 from runners.builds.build import BuildSpec, build  # noqa: E402
+from runners.files import write_atomically  # noqa: E402
 from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, SLOWDOWN_NEEDLE, git, make_upstream  # noqa: E402
 
 
@@ -66,7 +67,7 @@ class Bench:
     """Runs of one binary or another, numbered, with their raw samples kept."""
 
     def __init__(self, args: argparse.Namespace, workdir: Path) -> None:
-        self.args, self.workdir, self.model, self.count = args, workdir, gemma_model(), 0
+        self.args, self.workdir, self.model, self.count = args, workdir, args.model or gemma_model(), 0
 
     def run(self, binary: str) -> list[float]:
         self.count += 1
@@ -162,10 +163,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                                                                   if k not in ("from_json", "json")}},
                               "aa": [], "power": {}, "drift": {"rerun_aa": [], "ab_aa": [], "rerun_slow": [],
                                                                "ab_slow": []}}  # fmt: skip
-    save = (lambda: Path(args.json).write_text(json.dumps(result, indent=1))) if args.json else (lambda: None)
+    # Atomic: a run stopped at a deadline (benchmarks/device_aa.sh) leaves the last whole file.
+    save = (lambda: write_atomically(Path(args.json), json.dumps(result, indent=1))) if args.json else (lambda: None)
     with tempfile.TemporaryDirectory(prefix="rigboard-ab-") as tmp:
-        upstream = make_upstream(Path(tmp) / "upstream")
-        a_bin = args.binary or build_binary(upstream.path, upstream.head(), args.jobs)
+        # With --binary (A/A only) no build and no seed repository: a machine that
+        # reaches no registry (a lent one) brings its own llama-server.
+        upstream_path = None if args.binary else make_upstream(Path(tmp) / "upstream").path
+        a_bin = args.binary or build_binary(upstream_path, git(upstream_path, "rev-parse", "HEAD").strip(), args.jobs)
         bench = Bench(args, Path(tmp))
         for _ in range(args.aa):
             result["aa"].append(ab_confirm(bench, a_bin, a_bin, plan))
@@ -175,8 +179,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         slow_bins = {}
         for pct in args.slowdowns:
             sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
-            sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
-            slow_bins[pct] = build_binary(upstream.path, sha, args.jobs)
+            assert upstream_path is not None  # --binary excludes --slowdowns
+            sha = slowdown_commit(upstream_path, sleep_us, f"{pct:g}pct")
+            slow_bins[pct] = build_binary(upstream_path, sha, args.jobs)
             result["power"][f"{pct:g}"] = [ab_confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
             save()
         drift_slow = slow_bins.get(max(args.slowdowns)) if args.slowdowns else None
@@ -241,6 +246,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="compile jobs")
     parser.add_argument(
         "--binary", help="a llama-server to use as A instead of building the seed (A/A only: no --slowdowns)"
+    )
+    parser.add_argument(
+        "--model", help="a GGUF to run instead of Gemma 3 270M (a machine that cannot download it: make_random_gguf.py)"
     )
     parser.add_argument("--json", help="write the raw data and decisions here (after every step)")
     parser.add_argument("--from-json", nargs="*", help="total saved sets instead of measuring")
