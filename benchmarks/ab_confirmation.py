@@ -168,8 +168,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rigboard-ab-") as tmp:
         # With --binary (A/A only) no build and no seed repository: a machine that
         # reaches no registry (a lent one) brings its own llama-server.
-        upstream_path = None if args.binary else make_upstream(Path(tmp) / "upstream").path
-        a_bin = args.binary or build_binary(upstream_path, git(upstream_path, "rev-parse", "HEAD").strip(), args.jobs)
+        upstream = None
+        if args.binary:
+            a_bin = args.binary
+        else:
+            upstream = make_upstream(Path(tmp) / "upstream")
+            a_bin = build_binary(upstream.path, upstream.head(), args.jobs)
         bench = Bench(args, Path(tmp))
         for _ in range(args.aa):
             result["aa"].append(ab_confirm(bench, a_bin, a_bin, plan))
@@ -179,9 +183,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         slow_bins = {}
         for pct in args.slowdowns:
             sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
-            assert upstream_path is not None  # --binary excludes --slowdowns
-            sha = slowdown_commit(upstream_path, sleep_us, f"{pct:g}pct")
-            slow_bins[pct] = build_binary(upstream_path, sha, args.jobs)
+            assert upstream is not None  # --binary excludes --slowdowns
+            sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
+            slow_bins[pct] = build_binary(upstream.path, sha, args.jobs)
             result["power"][f"{pct:g}"] = [ab_confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
             save()
         drift_slow = slow_bins.get(max(args.slowdowns)) if args.slowdowns else None
