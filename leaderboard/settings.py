@@ -100,6 +100,7 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "leaderboard.campaigns",
+    "leaderboard.opendata",
 ]
 
 MIDDLEWARE = [
@@ -346,6 +347,15 @@ RIGBOARD_REGRESSION_REPOS = env_list(
     "RIGBOARD_REGRESSION_REPOS",
     ["https://github.com/ggml-org/llama.cpp", "https://github.com/ikawrakow/ik_llama.cpp"],
 )
+
+# The open-data dumps (leaderboard.opendata): where they are written, how many of the
+# newest are kept, and the licence this site puts its own measurements under (the
+# data card says "not stated" until one is set; imported sets keep their own).
+RIGBOARD_DUMP_DIR = Path(env_str("RIGBOARD_DUMP_DIR", str(BASE_DIR / ".cache" / "dumps")))
+RIGBOARD_DUMP_KEEP = env_int("RIGBOARD_DUMP_KEEP", 7)
+if RIGBOARD_DUMP_KEEP < 1:
+    raise ImproperlyConfigured(f"RIGBOARD_DUMP_KEEP must be at least 1, got {RIGBOARD_DUMP_KEEP}")
+RIGBOARD_DATA_LICENSE = env_str("RIGBOARD_DATA_LICENSE", "")
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 # The SMTP server account mails leave by (EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend).

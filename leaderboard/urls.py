@@ -20,6 +20,7 @@ urlpatterns = [
     path("llama-bench/", include("leaderboard.intake.site_urls")),
     path("accounts/", include("allauth.urls")),
     path("me/", include("leaderboard.intake.owner_urls")),
+    path("data/", include("leaderboard.opendata.urls")),
     path("", include("leaderboard.boards.urls")),
 ]
 

@@ -6,6 +6,7 @@ the CSV and the JSON export, so the three cannot disagree."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -103,6 +104,8 @@ class LeaderboardRow:
     source_id: int | None = None
     source_author: str = ""
     source_key: str = ""
+    # The repetitions its source stated (a workload's n), for rows with no stored samples.
+    n_stated: int | None = None
 
     @property
     def speculative_shown(self) -> str:
@@ -134,18 +137,29 @@ class LeaderboardRow:
             return "undated"
         return self.date.strftime("%Y-%m-%d")
 
+    @property
+    def n_exported(self) -> int | None:
+        """Return the n an export prints: the stored repetitions the figures were computed
+        from, else the repetitions the source stated (a published or printed summary),
+        else None (not stated: an empty cell, never a 0 beside a published SD)."""
+        return self.n or self.n_stated or None
+
     def export(self) -> dict[str, Any]:
         """Return the row as the CSV / JSON exports write it (plain values, ISO date,
-        floats rounded to 4 decimals so a mean prints 249.303, not 249.30300000000003)."""
+        floats rounded to 4 decimals so a mean prints 249.303, not 249.30300000000003;
+        ``n`` as ``n_exported``; no speculative type is an empty cell, not "None")."""
         out: dict[str, Any] = {name: export_value(getattr(self, name)) for name in EXPORT_COLUMNS}
         out["date"] = self.date.isoformat()
+        out["n"] = self.n_exported
+        out["speculative_type"] = self.speculative_shown
         return out
 
 
 def export_value(value: Any) -> Any:
-    """Return ``value`` as an export writes it: floats rounded to 4 decimals, the rest unchanged."""
+    """Return ``value`` as an export writes it: floats rounded to 4 decimals (None for
+    NaN or infinity, which JSON cannot hold), the rest unchanged."""
     if isinstance(value, float):
-        return round(value, 4)
+        return round(value, 4) if math.isfinite(value) else None
     return value
 
 
@@ -153,8 +167,18 @@ def export_value(value: Any) -> Any:
 EXPORT_COLUMNS = [
     name
     for name in LeaderboardRow.__dataclass_fields__
-    if name not in ("rig_id", "model_file_id", "gpu_models", "source_id", "source_author")
+    if name not in ("rig_id", "model_file_id", "gpu_models", "source_id", "source_author", "n_stated")
 ]
+
+# What the exports' less obvious columns hold (the JSON export's meta and the data card say it).
+EXPORT_NOTES = {
+    "n": "Repetitions behind the figures: counted from the stored samples when summary_source is "
+    "'samples', else as the source stated them; empty when not stated.",
+    "summary_source": "Where the figures come from: 'samples' (computed from raw repetitions), "
+    "'published' (as an article printed them), 'printed' (llama-bench's mean ± SD) or 'sweep' "
+    "(the shortest context of a context sweep).",
+    "speculative_type": "Speculative decoding used; empty for none.",
+}
 
 
 # The Run columns a row is built from, as ``QuerySet.values()`` names them.
@@ -166,7 +190,7 @@ ROW_VALUES = (
     "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
     "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at", "summary_source",
     "cost_usd_per_mtok", "source__published_date", "model_file_id", "source_id", "source__author_handle",
-    "source__key",
+    "source__key", "workload__repetitions",
 )  # fmt: skip
 
 
@@ -226,6 +250,7 @@ def row_from_values(
         source_id=v["source_id"],
         source_author=v["source__author_handle"] or "",
         source_key=v["source__key"] or "",
+        n_stated=v["workload__repetitions"],
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.http import require_GET
@@ -21,7 +21,7 @@ from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions
 from leaderboard.boards.charts.steps import StepData, steps_figure
 from leaderboard.boards.charts.sweep import sweep_figure
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
-from leaderboard.boards.exports import rows_csv, rows_json
+from leaderboard.boards.exports import rows_csv, rows_json, rows_ndjson
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
 from leaderboard.boards.rows import run_label, run_row
 from leaderboard.boards.selectors.concurrency import (
@@ -33,6 +33,8 @@ from leaderboard.boards.selectors.concurrency import (
 )
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
+    export_rows,
+    leaderboard_export,
     leaderboard_view,
     rig_board,
     rigs_mixing,
@@ -79,10 +81,14 @@ COLUMNS = [
 ]
 
 
-def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) -> dict[str, Any]:
+def _board_context(
+    request: HttpRequest, view: LeaderboardView, *, export_params: QueryDict | None = None, **extra: Any
+) -> dict[str, Any]:
     sort_key = view.sort.lstrip("-")
     return {
         "view": view,
+        # The query the view was ranked with: a GPU or model page adds its own filter.
+        "export_params": request.GET if export_params is None else export_params,
         "columns": COLUMNS,
         "sorts": [(key, label) for key, (label, _) in SORTS.items()],
         "ranked_by": SORTS[sort_key][0],
@@ -129,7 +135,9 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     params = request.GET.copy()
     params["gpu"] = model
     view = leaderboard_view(params)
-    context = _board_context(request, view, scope_title=model, scope_kind="GPU", scope_param="gpu")
+    context = _board_context(
+        request, view, export_params=params, scope_title=model, scope_kind="GPU", scope_param="gpu"
+    )
     context["llama_bench_places"] = gpu_bench_places(gpu=model)
     context["mixed_rigs"] = rigs_mixing(gpu=model)
     return render(request, "boards/scoped.html", context)
@@ -146,7 +154,13 @@ def model_page(request: HttpRequest, model_file_id: int) -> HttpResponse:
     view = leaderboard_view(params)
     title = f"{model_file.name} {model_file.quantization}".strip()
     context = _board_context(
-        request, view, scope_title=title, scope_kind="Model file", scope_param="model_file", model_file=model_file
+        request,
+        view,
+        export_params=params,
+        scope_title=title,
+        scope_kind="Model file",
+        scope_param="model_file",
+        model_file=model_file,
     )
     return render(request, "boards/scoped.html", context)
 
@@ -176,30 +190,44 @@ def _default_price() -> float:
     return float(settings.RIGBOARD_ELECTRICITY_USD_PER_KWH)
 
 
-@require_GET
-def leaderboard_csv(request: HttpRequest) -> HttpResponse:
-    view = leaderboard_view(request.GET)
-    if not view.form.is_valid():
-        return HttpResponse(view.form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
-    response = HttpResponse(rows_csv(view.rows), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="rigboard-leaderboard.csv"'
+def _export(request: HttpRequest, kind: str) -> HttpResponse:
+    """Stream the whole filtered set the leaderboard for the request's query string
+    ranks (every page), as ``kind``: csv, json or ndjson; a bad filter is a 400 naming it."""
+    export = leaderboard_export(request.GET)
+    if export.ids is None:
+        if kind == "csv":
+            return HttpResponse(export.form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
+        return JsonResponse({"errors": export.form.errors}, status=400)
+    rows = export_rows(export.ids, usd_per_kwh=export.usd_per_kwh)
+    if kind == "csv":
+        response = StreamingHttpResponse(rows_csv(rows), content_type="text/csv; charset=utf-8")
+    elif kind == "ndjson":
+        response = StreamingHttpResponse(rows_ndjson(rows), content_type="application/x-ndjson; charset=utf-8")
+    else:
+        meta = {
+            "sort": export.sort,
+            "usd_per_kwh": export.usd_per_kwh,
+            "filters": {k: v for k, v in request.GET.items() if k not in ("page", "per_page", "sort") and v},
+        }
+        response = StreamingHttpResponse(rows_json(rows, meta=meta), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="rigboard-leaderboard.{kind}"'
     return response
 
 
 @require_GET
-def leaderboard_json(request: HttpRequest) -> JsonResponse:
-    view = leaderboard_view(request.GET)
-    if not view.form.is_valid():
-        return JsonResponse({"errors": view.form.errors}, status=400)
-    meta = {
-        "total": view.total,
-        "page": view.page.number if view.page else 1,
-        "per_page": view.per_page,
-        "sort": view.sort,
-        "usd_per_kwh": view.usd_per_kwh,
-        "filters": {k: v for k, v in request.GET.items() if k not in ("page", "per_page", "sort") and v},
-    }
-    return JsonResponse(rows_json(view.rows, meta=meta), json_dumps_params={"ensure_ascii": False})
+def leaderboard_csv(request: HttpRequest) -> HttpResponse:
+    return _export(request, "csv")
+
+
+@require_GET
+def leaderboard_json(request: HttpRequest) -> HttpResponse:
+    return _export(request, "json")
+
+
+@require_GET
+def leaderboard_ndjson(request: HttpRequest) -> HttpResponse:
+    """The leaderboard's rows one JSON object a line, streamed: a script mirrors the board with it."""
+    return _export(request, "ndjson")
 
 
 @require_GET

@@ -3,6 +3,7 @@ number of queries whatever the number of rows it returns."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -131,6 +132,58 @@ def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
     return rows
 
 
+def _filtered(data: dict[str, Any], model_files: list[int] | None) -> QuerySet[Run]:
+    """Return the runs a valid form's ``cleaned_data`` keeps, unordered: what the leaderboard
+    ranks. Runs of community rigs awaiting review (or rejected) stay out."""
+    base = Run.objects.public().filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    return runs_filter(base, data, model_files=model_files)
+
+
+@dataclass(frozen=True)
+class LeaderboardExport:
+    """The whole filtered set a leaderboard view ranks, in its order: ``ids`` is
+    None when the form has errors (``form.errors`` says which field)."""
+
+    form: LeaderboardFilterForm
+    sort: str
+    usd_per_kwh: float
+    ids: QuerySet[Run, int] | None
+
+
+def leaderboard_export(params: QueryDict) -> LeaderboardExport:
+    """Return every run the leaderboard for ``params`` ranks, on all its pages, in
+    the page's order (the same form, filters, sort and price as ``leaderboard_view``;
+    ``page`` and ``per_page`` are ignored). Read ``ids`` with ``export_rows``."""
+    form = LeaderboardFilterForm(params, options=filter_options())
+    sort = parse_sort(params.get("sort"))
+    usd_per_kwh = usd_per_kwh_from(params.get("usd_per_kwh"))
+    if not form.is_valid():
+        return LeaderboardExport(form, sort, usd_per_kwh, None)
+    ranking = ranking_sort(sort, form.cleaned_data)
+    filtered = _filtered(form.cleaned_data, chosen_model_files(form.cleaned_data))
+    ids = runs_sort(filtered, ranking, usd_per_kwh=usd_per_kwh).values_list("pk", flat=True)
+    return LeaderboardExport(form, sort, usd_per_kwh, ids)
+
+
+EXPORT_CHUNK_ROWS = 500
+
+
+def export_rows(
+    ids: QuerySet[Run, int], *, usd_per_kwh: float, chunk_rows: int = EXPORT_CHUNK_ROWS
+) -> Iterator[LeaderboardRow]:
+    """Yield the leaderboard row of every run in ``ids``, in its order, ``chunk_rows``
+    at a time (three queries a chunk, ``rows_by_ids``): the ids come through a
+    server-side cursor on PostgreSQL, so memory holds one chunk whatever the set's size."""
+    chunk: list[int] = []
+    for run_id in ids.iterator(chunk_size=max(chunk_rows, 100)):
+        chunk.append(run_id)
+        if len(chunk) >= chunk_rows:
+            yield from rows_by_ids(chunk, usd_per_kwh=usd_per_kwh)
+            chunk = []
+    if chunk:
+        yield from rows_by_ids(chunk, usd_per_kwh=usd_per_kwh)
+
+
 def leaderboard_view(params: QueryDict) -> LeaderboardView:
     """Return the leaderboard for a query string: filtered, sorted, one page.
 
@@ -145,11 +198,9 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     # Rank on the runs table alone (joining only what a filter or the sort
     # needs), then load the page's rows with everything they show: ordering
     # 100k joined rows to keep 50 costs far more than ordering the ids.
-    # Runs of community rigs awaiting review (or rejected) stay out.
-    base = Run.objects.public().filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
     ranking = ranking_sort(sort, form.cleaned_data)
     model_files = chosen_model_files(form.cleaned_data)
-    filtered = runs_filter(base, form.cleaned_data, model_files=model_files)
+    filtered = _filtered(form.cleaned_data, model_files)
 
     def ranked(runs: QuerySet[Run]) -> QuerySet[Run, int]:
         return runs_sort(runs, ranking, usd_per_kwh=usd_per_kwh).values_list("pk", flat=True)

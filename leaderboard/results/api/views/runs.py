@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.core.api.pagination import CappedPagination
+from leaderboard.core.api.pagination import CursorOrPagePagination
 from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.payloads import payload_validated
@@ -74,8 +74,9 @@ class RunListApi(ApiMixin, generics.ListAPIView):
         "tokens_per_kwh",
     ]
     ordering = ["-created_at"]
-    # Counting every public run on each request grew with the table (issue 24).
-    pagination_class = CappedPagination
+    # Counting every public run on each request grew with the table (issue 24); ?cursor=
+    # walks every public run once, in id order, for a script that mirrors the board.
+    pagination_class = CursorOrPagePagination
 
     def get_queryset(self) -> Any:
         # Runs of community rigs awaiting review stay out of public lists (leaderboard/intake).

@@ -75,6 +75,8 @@ class CommunitySet:
     committed_on: str
     retrieved_on: str
     file: Path
+    # The licence the set's repository states ("none stated" when it states none).
+    license: str = ""
 
     @property
     def url(self) -> str:
@@ -123,6 +125,7 @@ def community_sets(manifest: Path = MANIFEST) -> list[CommunitySet]:
                 committed_on=item["committed_on"],
                 retrieved_on=item["retrieved_on"],
                 file=manifest.parent / item["file"],
+                license=item["license"],
             )
             for item in data["sets"]
         ]
