@@ -240,6 +240,9 @@ def world() -> World:
         "source_id": Fill(None, "999999"),
         "comparison_id": Fill(None, "999999"),
         "key": Fill(None, "no-such-source"),
+        # A dump's files hold only public rows (tests/opendata/test_dump.py checks them).
+        "dump": Fill(None, "latest"),
+        "filename": Fill(None, "manifest.json"),
     }  # fmt: skip
     return World(
         owner=owner,

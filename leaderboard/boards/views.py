@@ -3,6 +3,7 @@ charts/, and renders a template. No view writes."""
 
 from __future__ import annotations
 
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,11 @@ def _export(request: HttpRequest, kind: str) -> HttpResponse:
         if kind == "csv":
             return HttpResponse(export.form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
         return JsonResponse({"errors": export.form.errors}, status=400)
-    rows = export_rows(export.ids, usd_per_kwh=export.usd_per_kwh)
+    streamed = export_rows(export.ids, usd_per_kwh=export.usd_per_kwh)
+    # The first chunk is read before the answer starts: a query that fails is a 500
+    # here, not a 200 whose body stops short.
+    first = list(islice(streamed, 1))
+    rows = chain(first, streamed)
     if kind == "csv":
         response = StreamingHttpResponse(rows_csv(rows), content_type="text/csv; charset=utf-8")
     elif kind == "ndjson":

@@ -134,7 +134,10 @@ def datacard_markdown(card: DataCard) -> str:
     """Return the data card as Markdown (the dump's DATACARD.md)."""
     lines = ["# Rigboard open data: data card", ""]
     if card.created_at is not None:
-        lines += [f"Dump of {card.created_at.isoformat().replace('+00:00', 'Z')}, schema version {card.schema_version}.", ""]
+        lines += [
+            f"Dump of {card.created_at.isoformat().replace('+00:00', 'Z')}, schema version {card.schema_version}.",
+            "",
+        ]
     if card.row_counts:
         lines += ["| table | rows |", "| --- | ---: |", *(f"| {name} | {rows} |" for name, rows in card.row_counts), ""]
     lines += [

@@ -11,7 +11,12 @@ from django.views.decorators.http import require_GET
 from leaderboard.opendata.datacard import LOADING, datacard_build
 from leaderboard.opendata.selectors import dump_file, dump_manifest, latest_dump_name
 
-_TYPES = {".parquet": "application/vnd.apache.parquet", ".csv": "text/csv", ".md": "text/markdown", ".json": "application/json"}
+_TYPES = {
+    ".parquet": "application/vnd.apache.parquet",
+    ".csv": "text/csv",
+    ".md": "text/markdown",
+    ".json": "application/json",
+}
 
 
 @require_GET

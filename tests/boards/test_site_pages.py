@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 import pytest
@@ -214,8 +215,8 @@ def test_the_experiments_page_keeps_side_tests_apart_and_shows_the_fit(client: C
 def test_exports_round_floats(client: Client, board_run) -> None:
     board_run(tps=[249.303, 249.303, 249.303])  # the mean comes out as 249.30300000000003
 
-    text = client.get("/leaderboard.csv").content.decode()
-    data = client.get("/leaderboard.json").json()
+    text = b"".join(client.get("/leaderboard.csv").streaming_content).decode()
+    data = json.loads(b"".join(client.get("/leaderboard.json").streaming_content))
 
     row = next(csv.DictReader(io.StringIO(text)))
     assert row["decode_tokens_per_s_mean"] == "249.303"

@@ -144,7 +144,7 @@ class CursorOrPagePagination(CappedPagination):
         document["properties"]["next_cursor"] = {
             "type": "string",
             "nullable": True,
-            "description": "With ?cursor=: the cursor of the next page (null on the last); count and previous are absent.",
+            "description": "With ?cursor=: the next page's cursor (null on the last); no count or previous then.",
         }
         # A cursor page has no count: only the results are always there.
         document["required"] = ["results"]
