@@ -37,7 +37,6 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_ben
 
 def measure_dump(folder: Path, batch_rows: int) -> dict[str, Any]:
     """Run dump_board in a child process; return its wall time, peak RSS and the manifest's figures."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, str(REPO / "manage.py"), "dump_board", "--dir", str(folder), "--keep", "1",
@@ -53,7 +52,6 @@ def measure_dump(folder: Path, batch_rows: int) -> dict[str, Any]:
     return {
         "wall_s": wall_s,
         "peak_rss_mib": peak_kib / 1024,
-        "peak_rss_before_mib": before / 1024,
         "row_counts": manifest["row_counts"],
         "bytes": {f["name"]: f["bytes"] for f in manifest["files"]},
         "total_bytes": sum(f["bytes"] for f in manifest["files"]),
@@ -63,9 +61,10 @@ def measure_dump(folder: Path, batch_rows: int) -> dict[str, Any]:
 def measure_ndjson(query: str) -> dict[str, Any]:
     from django.test import Client
 
-    client = Client()
+    client = Client(HTTP_HOST="localhost")
     started = time.perf_counter()
     response = client.get(f"/leaderboard.ndjson?{query}")
+    assert response.status_code == 200 and response.streaming, response.status_code
     rows = sum(chunk.count(b"\n") for chunk in response.streaming_content)
     wall_s = time.perf_counter() - started
     return {"query": query, "rows": rows, "wall_s": wall_s, "rows_per_s": rows / wall_s if wall_s else None}
@@ -74,12 +73,14 @@ def measure_ndjson(query: str) -> dict[str, Any]:
 def measure_cursor(page_size: int, max_pages: int) -> dict[str, Any]:
     from django.test import Client
 
-    client = Client()
+    client = Client(HTTP_HOST="localhost")
     url: str | None = f"/api/runs/?cursor=&page_size={page_size}"
     rows = pages = 0
     started = time.perf_counter()
     while url and (not max_pages or pages < max_pages):
-        body = client.get(url).json()
+        response = client.get(url)
+        assert response.status_code == 200, response.content[:300]
+        body = response.json()
         rows += len(body["results"])
         pages += 1
         url = body["next"]

@@ -2,15 +2,15 @@
 
 from django.urls import path
 
-from leaderboard.boards import views
+from leaderboard.boards import views, views_exports
 
 app_name = "boards"
 
 urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
-    path("leaderboard.csv", views.leaderboard_csv, name="leaderboard-csv"),
-    path("leaderboard.json", views.leaderboard_json, name="leaderboard-json"),
-    path("leaderboard.ndjson", views.leaderboard_ndjson, name="leaderboard-ndjson"),
+    path("leaderboard.csv", views_exports.leaderboard_csv, name="leaderboard-csv"),
+    path("leaderboard.json", views_exports.leaderboard_json, name="leaderboard-json"),
+    path("leaderboard.ndjson", views_exports.leaderboard_ndjson, name="leaderboard-ndjson"),
     path("rigs/<int:rig_id>/", views.rig_page, name="rig"),
     path("gpus/<path:model>/", views.gpu_page, name="gpu"),
     path("models/<int:model_file_id>/", views.model_page, name="model"),

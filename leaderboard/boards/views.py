@@ -3,12 +3,11 @@ charts/, and renders a template. No view writes."""
 
 from __future__ import annotations
 
-from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.http import require_GET
@@ -22,7 +21,6 @@ from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions
 from leaderboard.boards.charts.steps import StepData, steps_figure
 from leaderboard.boards.charts.sweep import sweep_figure
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
-from leaderboard.boards.exports import rows_csv, rows_json, rows_ndjson
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
 from leaderboard.boards.rows import run_label, run_row
 from leaderboard.boards.selectors.concurrency import (
@@ -34,8 +32,6 @@ from leaderboard.boards.selectors.concurrency import (
 )
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
-    export_rows,
-    leaderboard_export,
     leaderboard_view,
     rig_board,
     rigs_mixing,
@@ -189,50 +185,6 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def _default_price() -> float:
     return float(settings.RIGBOARD_ELECTRICITY_USD_PER_KWH)
-
-
-def _export(request: HttpRequest, kind: str) -> HttpResponse:
-    """Stream the whole filtered set the leaderboard for the request's query string
-    ranks (every page), as ``kind``: csv, json or ndjson; a bad filter is a 400 naming it."""
-    export = leaderboard_export(request.GET)
-    if export.ids is None:
-        if kind == "csv":
-            return HttpResponse(export.form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
-        return JsonResponse({"errors": export.form.errors}, status=400)
-    streamed = export_rows(export.ids, usd_per_kwh=export.usd_per_kwh)
-    # The first chunk is read before the answer starts: a query that fails is a 500
-    # here, not a 200 whose body stops short.
-    first = list(islice(streamed, 1))
-    rows = chain(first, streamed)
-    if kind == "csv":
-        response = StreamingHttpResponse(rows_csv(rows), content_type="text/csv; charset=utf-8")
-    elif kind == "ndjson":
-        response = StreamingHttpResponse(rows_ndjson(rows), content_type="application/x-ndjson; charset=utf-8")
-    else:
-        meta = {
-            "sort": export.sort,
-            "usd_per_kwh": export.usd_per_kwh,
-            "filters": {k: v for k, v in request.GET.items() if k not in ("page", "per_page", "sort") and v},
-        }
-        response = StreamingHttpResponse(rows_json(rows, meta=meta), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="rigboard-leaderboard.{kind}"'
-    return response
-
-
-@require_GET
-def leaderboard_csv(request: HttpRequest) -> HttpResponse:
-    return _export(request, "csv")
-
-
-@require_GET
-def leaderboard_json(request: HttpRequest) -> HttpResponse:
-    return _export(request, "json")
-
-
-@require_GET
-def leaderboard_ndjson(request: HttpRequest) -> HttpResponse:
-    """The leaderboard's rows one JSON object a line, streamed: a script mirrors the board with it."""
-    return _export(request, "ndjson")
 
 
 @require_GET

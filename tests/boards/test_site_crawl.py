@@ -461,3 +461,37 @@ def test_a_new_visitor_reaches_every_feature_from_the_header(demo_site: DemoSite
         assert header.get_by_role("link", name="Sign in", exact=True).is_visible()
     finally:
         context.close()
+
+
+def _fetch(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 - the demo server on loopback
+        return str(response.read().decode())
+
+
+@pytest.mark.parametrize("path", ["/", "/?provenance=reported", "/gpus/RTX 3090/", "model"])
+def test_the_exports_hold_the_filtered_count(demo_site: DemoSite, path: str) -> None:
+    """Each page's CSV and JSON links export every run the page counts (issue 37: the
+    export held the page's 50 of 524, and a GPU page's the global top 50)."""
+    import csv
+    import io
+    import json
+    from html import unescape
+    from urllib.parse import quote
+
+    path = f"/models/{demo_site.ids['model']}/" if path == "model" else quote(path, safe="/?=&")
+    html = _fetch(demo_site.url + path)
+    count = re.search(r'class="count">([\d,]+) runs?<', html)
+    assert count, "the page says how many runs it ranks"
+    total = int(count.group(1).replace(",", ""))
+    csv_link = re.search(r'href="(/leaderboard\.csv[^"]*)"', html)
+    json_link = re.search(r'href="(/leaderboard\.json[^"]*)"', html)
+    assert csv_link and json_link
+
+    rows = list(csv.DictReader(io.StringIO(_fetch(demo_site.url + unescape(csv_link.group(1))))))
+    body = json.loads(_fetch(demo_site.url + unescape(json_link.group(1))))
+
+    assert len(rows) == total == body["meta"]["total"] == len(body["rows"])
+    if path.startswith("/gpus/"):
+        assert all("RTX 3090" in row["gpus"] for row in rows)
+    if "provenance=reported" in path:
+        assert {row["provenance"] for row in rows} == {"reported"}

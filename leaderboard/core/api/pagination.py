@@ -134,7 +134,7 @@ class CursorOrPagePagination(CappedPagination):
         if not self.cursor_mode:
             return super().get_paginated_response(data)
         next_link = None
-        if self.next_cursor is not None:
+        if self.next_cursor is not None and self.request is not None:
             url = self.request.build_absolute_uri()
             next_link = replace_query_param(url, self.cursor_query_param, self.next_cursor)
         return Response({"next": next_link, "next_cursor": self.next_cursor, "results": data})
