@@ -116,3 +116,14 @@ def test_the_data_card_gives_each_imported_sources_licence(client: Client, board
     assert f"| {stated['geerlingguy-ai-benchmarks']} |" in card
     assert stated["geerlingguy-ai-benchmarks"] in page
     assert "not stated (an article" in card  # the article the reported run cites
+
+
+def test_a_dump_outside_any_transaction_reads_one_snapshot(transactional_db, board_run, tmp_path: Path) -> None:
+    """As the command and the nightly task run it: its own read-only REPEATABLE READ
+    transaction on PostgreSQL (set first thing, or PostgreSQL refuses it)."""
+    run = board_run(tps=[10.0, 11.0, 12.0])
+
+    dump = board_dump(root=tmp_path, keep=1)
+
+    assert dump.row_counts["runs"] == 1 and dump.row_counts["repetitions"] == 3
+    assert Run.objects.filter(pk=run.pk).exists()
