@@ -20,7 +20,8 @@ COPY . .
 # settings.py's DEBUG=false check and never signs anything.
 RUN DEBUG=false SECRET_KEY=collectstatic-only-not-a-secret \
     python manage.py collectstatic --noinput \
-    && useradd --system --create-home --uid 10001 rigboard
+    && useradd --system --create-home --uid 10001 rigboard \
+    && mkdir -p /var/lib/rigboard/dumps && chown rigboard /var/lib/rigboard/dumps
 
 USER rigboard
 

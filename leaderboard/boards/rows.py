@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from leaderboard.results.models import Engine, Run, SpeculativeType
+from leaderboard.results.models import Engine, Run, SpeculativeType, SummarySource
 
 
 def electricity_usd_per_mtok(tokens_per_kwh: float | None, usd_per_kwh: float) -> float | None:
@@ -140,9 +140,13 @@ class LeaderboardRow:
     @property
     def n_exported(self) -> int | None:
         """Return the n an export prints: the stored repetitions the figures were computed
-        from, else the repetitions the source stated (a published or printed summary),
-        else None (not stated: an empty cell, never a 0 beside a published SD)."""
-        return self.n or self.n_stated or None
+        from; for a published or printed summary, the repetitions its source stated; else
+        None (not stated: an empty cell, never a 0 beside a published SD)."""
+        if self.n:
+            return self.n
+        if self.summary_source in (SummarySource.PUBLISHED, SummarySource.PRINTED):
+            return self.n_stated
+        return None
 
     def export(self) -> dict[str, Any]:
         """Return the row as the CSV / JSON exports write it (plain values, ISO date,
