@@ -15,7 +15,7 @@ def create_schedule(apps, schema_editor):
     )
     PeriodicTask.objects.get_or_create(
         name=NAME,
-        defaults={"task": DUMP_TASK, "crontab": nightly, "enabled": True, "description": "Parquet and CSV of the board"},
+        defaults={"task": DUMP_TASK, "crontab": nightly, "enabled": True, "description": "Parquet and CSV dumps"},
     )
 
 
