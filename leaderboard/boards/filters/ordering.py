@@ -6,7 +6,20 @@ from __future__ import annotations
 from datetime import UTC, timedelta
 from typing import Any
 
-from django.db.models import Case, CharField, ExpressionWrapper, F, FloatField, Min, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    CharField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.functions import Cast, Lower, NullIf, TruncDate
 
 from leaderboard.boards.filters.query import day_start

@@ -10,7 +10,6 @@ from django.db.models.functions import Concat
 
 from leaderboard.results.models import CONFIGURATION_GROUP, ModelFile, Provenance, Rig, RigGpu, Run, Sample, Workload
 
-
 # The form fields that narrow the runs by one lookup each, when given.
 _FIELD_LOOKUPS = {
     "rig": "rig__name",
