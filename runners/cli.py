@@ -20,7 +20,7 @@ from typing import Any
 
 from runners.campaign import driver as campaign_cli
 from runners.config import ConfigError, RigConfig, read_spec
-from runners.delivery.client import ServiceClient
+from runners.delivery.client import DeliveryOutcome, ServiceClient
 from runners.harness.power_source import open_power_source, unmeasured_text
 from runners.harness.progress import ProgressBar
 from runners.harness.server import ServerError
@@ -114,7 +114,7 @@ def _tell_quarantined(quarantined: Sequence[str]) -> None:
 def _tell_unsaved(result: JobResult) -> int:
     """Tell where a run the spool directory could not take went; return 5, or 0
     when it went to the spool directory (or was not spooled at all)."""
-    if result.delivered == "unsaved":
+    if result.delivered == DeliveryOutcome.UNSAVED:
         print(
             f"the run could not be written anywhere ({result.spool_fallback}); "
             "it follows as JSON on stdout: save it and post it with the rig's token",
@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if result.page_url:
         print(f"run page: {result.page_url}")
     unsaved = _tell_unsaved(result)
-    if delivered == "rejected":
+    if delivered == DeliveryOutcome.REJECTED:
         return 4
     if unsaved:
         return unsaved

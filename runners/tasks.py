@@ -51,8 +51,11 @@ from runners import pipeline
 from runners.campaign.hooks import run_trial_job
 from runners.celery_app import RigEnv, app
 from runners.config import RigConfig
-from runners.delivery.jobreport import ENDED_STATUSES, JobConflict, JobReporter, ServiceUnreachable
+from runners.delivery.client import DeliveryOutcome
+from runners.delivery.jobreport import JobConflict, JobReporter, ServiceUnreachable
 from runners.delivery.live import EndedByService
+from runners.delivery.schema import END_STATUSES
+from runners.delivery.status_schema import JOB_END_STATUSES
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +173,7 @@ def _not_twice(reporter: JobReporter, job: Mapping[str, Any], conflict: JobConfl
         logger.info("job %s is %s on the service; not running it", job["id"], current or "unknown")
         return {"job_id": job["id"], "status": "skipped", "reason": str(conflict)}
     run = conflict.job.get("run") or {}
-    if run.get("status") in ("finished", "failed", "aborted"):
+    if run.get("status") in END_STATUSES:
         # The lost worker delivered its run before dying: the job ended as its run did.
         status, reason = run["status"], f"the worker was lost after delivering run {run.get('uuid')}"
     else:
@@ -205,14 +208,24 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
         )
     except SoftTimeLimitExceeded as exc:
         # Raised before the server was up (a long flush or model load): nothing was measured.
-        return _final(reporter, job, "failed", f"{pipeline.limit_text(exc)} before the run was measured")
+        return _final(
+            reporter,
+            job,
+            "failed",
+            f"{pipeline.limit_text(exc)} before the run was measured",
+            failure_kind=pipeline.failure_kind_of(exc),
+        )
     except EndedByService as exc:
         # The job ended on the service before the server was up: its word stands.
         logger.info("job %s: %s; not run", job["id"], exc)
         return {"job_id": job["id"], "status": exc.status, "error": str(exc)}
     except Exception as exc:  # the job failed; the service must hear why, whatever it was
         logger.exception("job %s failed", job["id"])
-        return _final(reporter, job, "failed", f"{type(exc).__name__}: {exc}")
+        # The kind the rig knows (a server's own, a refused config) travels with it: the
+        # service never re-reads it from the text.
+        return _final(
+            reporter, job, "failed", f"{type(exc).__name__}: {exc}", failure_kind=pipeline.failure_kind_of(exc)
+        )
     if result.unsaved_json:
         # No directory took the run (full or read-only disks): the worker's log is the last place left.
         logger.error(
@@ -221,23 +234,24 @@ def _run(reporter: JobReporter, job: Mapping[str, Any], config: dict[str, Any]) 
     if result.ended_by_service:
         return _ended_on_service(reporter, job, result)
     run_status = result.status
-    status = run_status if run_status in ("finished", "failed", "aborted") else "failed"
+    status = run_status if run_status in END_STATUSES else "failed"
     error = "" if status == "finished" else result.failure_reason or run_status or "no status"
     delivered = result.delivered
-    if delivered == "spooled" and _redelivered(config, result.run_uuid):
+    if delivered == DeliveryOutcome.SPOOLED and _redelivered(config, result.run_uuid):
         delivered = "posted from the spool"
     note = f"run {run_status}, {delivered}"
-    if delivered == "spooled":
+    if delivered == DeliveryOutcome.SPOOLED:
         note += f" on the rig ({result.delivery_detail}); it appears once the service takes it"
         if result.opened and status != "finished":
             # Failing the job now would close the open run without the samples
             # waiting in the spool; the service settles the job when the run arrives.
             return _final(reporter, job, "running", "", progress=note[:500], result=result)
-    elif delivered == "rejected":
+    elif delivered == DeliveryOutcome.REJECTED:
         # The run was measured but the service refused it: the job did not produce a run.
         status = "failed"
         error = f"the service rejected the run: {result.delivery_detail}" + (f"; {error}" if error else "")
-    return _final(reporter, job, status, error, progress=note[:500], result=result)
+    kind = result.failure_kind if status == "failed" else ""
+    return _final(reporter, job, status, error, progress=note[:500], result=result, failure_kind=kind)
 
 
 def _ended_on_service(reporter: JobReporter, job: Mapping[str, Any], result: pipeline.JobResult) -> dict[str, Any]:
@@ -249,7 +263,7 @@ def _ended_on_service(reporter: JobReporter, job: Mapping[str, Any], result: pip
     was closed some other way) is reported aborted, with the runner's reason."""
     known = reporter.ended or reporter.fetch()
     status = str(known.get("status") or "")
-    if status not in ENDED_STATUSES:
+    if status not in JOB_END_STATUSES:
         reason = result.failure_reason or result.ended_by_service
         return _final(reporter, job, "aborted", reason, result=result)
     logger.info("job %s is %s on the service: %s", job["id"], status, result.failure_reason)
@@ -280,9 +294,10 @@ def _final(
     *,
     progress: str = "",
     result: pipeline.JobResult | None = None,
+    failure_kind: str = "",
 ) -> dict[str, Any]:
     try:
-        reporter.report(status, error=error, progress=progress)
+        reporter.report(status, error=error, progress=progress, failure_kind=failure_kind)
     except (JobConflict, ServiceUnreachable, requests.RequestException) as exc:
         # The run itself (spooled if need be) still reaches the service, and the
         # service settles the job from it.

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from leaderboard.campaigns.dispatch import campaign_advance, campaign_cancel
-from leaderboard.campaigns.models import Campaign, Trial
+from leaderboard.campaigns.models import Campaign, CampaignOrigin, Trial
 from leaderboard.campaigns.services import campaign_create, campaign_start, campaign_validate
 from leaderboard.core.errors import ApplicationError
 
@@ -39,7 +39,9 @@ class CampaignForm(forms.ModelForm):
         rig = data.get("rig")
         if self.instance.pk is None and rig is not None and not self.errors:
             try:
-                campaign_validate(rig=rig, data=_create_input(data), origin=data.get("origin") or "terminal")
+                campaign_validate(
+                    rig=rig, data=_create_input(data), origin=data.get("origin") or CampaignOrigin.TERMINAL
+                )
             except ApplicationError as exc:
                 field = "base_config" if (exc.field or "").startswith("base_config") else "spec"
                 self.add_error(field, f"{exc.field}: {exc.message}")

@@ -13,83 +13,56 @@ dispatching twice.
 from __future__ import annotations
 
 import logging
-import re
-import statistics
 from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialRole, TrialState
+from leaderboard.campaigns.models import Campaign, CampaignOrigin, CampaignStatus, Trial, TrialRole, TrialState
 from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.services import job_abort, jobs_enqueue
 from leaderboard.results.models import Run
-from runners.campaign.figures import SAMPLE_FIELDS, TrialFigures, trial_figures
-from runners.campaign.hooks import trial_extra, trial_quality
+from runners.campaign.figures import SAMPLE_FIELDS
 from runners.campaign.search import Search, best_feasible, prune_history
+from runners.campaign.settle import TrialEnd, trial_settle
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import trial_asks, trial_config
+from runners.delivery.status_schema import FailureKind
 
 logger = logging.getLogger(__name__)
 
-# The rig's task reports why a job failed in the runner's words; a server that
-# would not start says what llama-server said (runners/harness/server.py _FAILURE_PATTERNS).
-_KINDS = [
-    ("out_of_memory", re.compile(r"out of memory|failed to allocate|unable to allocate", re.I)),
-    ("unknown_flag", re.compile(r"rejected a flag|invalid argument|unknown argument", re.I)),
-    ("model_load_failed", re.compile(r"model failed to load|failed to load model", re.I)),
-    ("startup_timeout", re.compile(r"did not become healthy", re.I)),
-    ("time_limit", re.compile(r"time limit", re.I)),
-]
+
+def run_document(run: Run) -> dict[str, Any]:
+    """Return a stored run in the keys of the run document the rig posted (the ones
+    runners.campaign.settle reads), so a service trial is settled as the CLI's is."""
+    return {
+        "samples": [{name: getattr(s, name) for name in SAMPLE_FIELDS} for s in run.samples.all()],
+        "extra": run.extra or {},
+        "server_log_tail": run.server_log_tail,
+        "failure_reason": run.failure_reason,
+    }
 
 
-def failure_kind(text: str, job_status: str) -> str:
-    """Return the failure's kind read from the job's error text."""
-    if job_status == JobStatus.EXPIRED:
-        return "expired"
-    for kind, pattern in _KINDS:
-        if pattern.search(text):
-            return kind
-    return "aborted" if job_status == JobStatus.ABORTED else "run_failed"
-
-
-def run_figures(run: Run) -> TrialFigures:
-    """Return the trial figures of a stored run: its samples through the rig's one
-    definition (runners.campaign.figures), so a service trial stores what the CLI's does."""
-    return trial_figures([{name: getattr(s, name) for name in SAMPLE_FIELDS} for s in run.samples.all()])
-
-
-def _settle(trial: Trial, job: BenchmarkJob, spec: CampaignSpec, base: Mapping[str, Any]) -> None:
-    run = Run.objects.filter(uuid=job.run_uuid).first()
-    trial.run = run
-    trial.duration_s = (
-        (job.finished_at - job.started_at).total_seconds() if job.started_at and job.finished_at else None
-    )
-    if run is not None:
-        figures = run_figures(run)
-        trial.metrics, trial.repetitions = figures.metrics, figures.repetitions
-        trial.samples = list(figures.repetitions[spec.objective])
-        trial.log_tail = run.server_log_tail[-8000:] if job.status != JobStatus.FINISHED else ""
-        trial.measured_s = figures.measured_s
-    campaign = trial_extra({"extra": run.extra}) if run is not None else {}
-    model = str(trial.params.get("model") or (base.get("server") or {}).get("model") or "")
-    trial.metrics.update(trial_quality(campaign, model))
-    value = trial.metrics.get(spec.objective)
-    if campaign.get("pruned_after") and trial.samples and trial.role == TrialRole.SEARCH:
-        # The rig stopped it after its first repetitions (hooks.py), as the CLI does.
-        trial.pruned, trial.state = True, TrialState.COMPLETE
-        trial.value = statistics.fmean(float(v) for v in trial.samples if v is not None)
-        trial.failure_reason = run.failure_reason if run is not None else ""
-    elif job.status == JobStatus.FINISHED and run is not None and value is not None:
-        trial.state, trial.value = TrialState.COMPLETE, float(value)
-        broken = [c.text() for c in spec.constraints if c.holds(trial.metrics) is False]
-        if broken:
-            trial.state, trial.failure_reason = TrialState.INFEASIBLE, "breaks " + "; ".join(broken)
+def _trial_settle(trial: Trial, job: BenchmarkJob | None, spec: CampaignSpec, base: Mapping[str, Any]) -> None:
+    """Store ``trial`` settled from its ended job and its run by the one rule
+    (runners.campaign.settle); the failure kind is the one the rig reported with the
+    job (a server's own kind, bad_config, time_limit), else its status's. A trial
+    whose job was deleted is failed, ``lost``."""
+    if job is None:
+        run, end = None, TrialEnd("failed", failure_kind=FailureKind.LOST, failure_reason="its job was deleted")
     else:
-        trial.state = TrialState.ABORTED if job.status == JobStatus.ABORTED else TrialState.FAILED
-        trial.failure_reason = job.error or (run.failure_reason if run else "") or f"job {job.status}"
-        trial.failure_kind = failure_kind(trial.failure_reason, job.status)
+        run = Run.objects.filter(uuid=job.run_uuid).first()
+        trial.run = run
+        trial.duration_s = (
+            (job.finished_at - job.started_at).total_seconds() if job.started_at and job.finished_at else None
+        )
+        reason = job.error or (run.failure_reason if run is not None else "") or f"job {job.status}"
+        end = TrialEnd(job.status, failure_kind=job.failure_kind, failure_reason=reason)
+    document = run_document(run) if run is not None else None
+    settled = trial_settle(spec, base=base, params=trial.params, role=trial.role, run=document, end=end)
+    for name, value in vars(settled).items():
+        setattr(trial, name, value)
     trial.save()
 
 
@@ -102,7 +75,7 @@ def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | Non
     failed when a job expired (the rig's worker never answers: the campaign says so)."""
     with transaction.atomic():
         campaign = Campaign.objects.select_for_update().select_related("rig").get(pk=campaign_id)
-        if campaign.status != CampaignStatus.RUNNING or campaign.origin != "service":
+        if campaign.status != CampaignStatus.RUNNING or campaign.origin != CampaignOrigin.SERVICE:
             return None
         spec = CampaignSpec.from_mapping(campaign.spec)
         pending = campaign.trials.filter(state=TrialState.RUNNING).select_related("job").first()
@@ -110,14 +83,10 @@ def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | Non
             job = pending.job
             if job is not None and not job.is_terminal:
                 return pending  # still measuring
-            if job is None:
-                pending.state, pending.failure_kind, pending.failure_reason = "failed", "lost", "its job was deleted"
-                pending.save()
-            else:
-                _settle(pending, job, spec, campaign.base_config)
-                if job.status == JobStatus.EXPIRED:
-                    _close(campaign, CampaignStatus.FAILED, f"trial {pending.number} expired: {job.error}")
-                    return None
+            _trial_settle(pending, job, spec, campaign.base_config)
+            if job is not None and job.status == JobStatus.EXPIRED:
+                _close(campaign, CampaignStatus.FAILED, f"trial {pending.number} expired: {job.error}")
+                return None
         trials = list(campaign.trials.order_by("number"))
         searched = [t for t in trials if t.role == TrialRole.SEARCH]
         done = _search_done(campaign, spec, searched)
@@ -201,7 +170,7 @@ def campaign_cancel(*, campaign: Campaign, reason: str = "cancelled by staff") -
         job = pending.job
         if not job.is_terminal:
             job = job_abort(job=job, reason=f"campaign cancelled: {reason}")
-        _settle(pending, job, CampaignSpec.from_mapping(locked.spec), locked.base_config)
+        _trial_settle(pending, job, CampaignSpec.from_mapping(locked.spec), locked.base_config)
     return locked
 
 
@@ -210,9 +179,9 @@ def campaigns_advance_running() -> list[int]:
     hand has ended, or which has none (a missed job end); return their ids. One
     campaign's error is logged and the others go on."""
     moved = []
-    for campaign_id in Campaign.objects.filter(status=CampaignStatus.RUNNING, origin="service").values_list(
-        "pk", flat=True
-    ):
+    for campaign_id in Campaign.objects.filter(
+        status=CampaignStatus.RUNNING, origin=CampaignOrigin.SERVICE
+    ).values_list("pk", flat=True):
         pending = Trial.objects.filter(campaign_id=campaign_id, state=TrialState.RUNNING).select_related("job").first()
         if pending is not None and pending.job is not None and not pending.job.is_terminal:
             continue  # measuring: nothing was missed

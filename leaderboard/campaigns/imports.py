@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
-from leaderboard.campaigns.models import Campaign
+from leaderboard.campaigns.models import Campaign, CampaignOrigin
 from leaderboard.campaigns.services import campaign_create, campaign_finish, trial_record
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.imports import run_document_store
@@ -68,7 +68,7 @@ def campaign_import(*, rig: Rig, document: Mapping[str, Any]) -> CampaignImport:
                 runs_created += run_document_store(rig=rig, document=run).created
             except ApplicationError as exc:
                 raise ApplicationError(exc.message, field=f"runs.{i}.{exc.field}") from exc
-        campaign = campaign_create(rig=rig, data=opened, origin="terminal")
+        campaign = campaign_create(rig=rig, data=opened, origin=CampaignOrigin.TERMINAL)
         campaign.created_at = started_at
         campaign.save(update_fields=["created_at"])
         for i, trial in enumerate(trials):

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.results.models import Rig, RigScopedQuerySet, Run
+from runners.campaign import states
 
 
 class CampaignStatus(models.TextChoices):
@@ -14,6 +15,13 @@ class CampaignStatus(models.TextChoices):
     FINISHED = "finished", "Finished"
     CANCELLED = "cancelled", "Cancelled"
     FAILED = "failed", "Failed"
+
+
+class CampaignOrigin(models.TextChoices):
+    """Who runs the trials: the values the rig's words are (runners/campaign/states.py)."""
+
+    TERMINAL = states.CampaignOrigin.TERMINAL.value, "Terminal (the rig's CLI)"
+    SERVICE = states.CampaignOrigin.SERVICE.value, "Service (each trial a job on the rig's queue)"
 
 
 class Campaign(models.Model):
@@ -25,7 +33,7 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200)
     spec = models.JSONField()
     base_config = models.JSONField(default=dict, blank=True)
-    origin = models.CharField(max_length=16, default="terminal", help_text="terminal (the rig's CLI) or service")
+    origin = models.CharField(max_length=16, choices=CampaignOrigin.choices, default=CampaignOrigin.TERMINAL)
     status = models.CharField(max_length=16, choices=CampaignStatus.choices, default=CampaignStatus.RUNNING)
     status_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -47,18 +55,20 @@ class Campaign(models.Model):
 
 
 class TrialState(models.TextChoices):
+    """A trial's state: the rig's (runners/campaign/states.py), and "running" while its job is in hand."""
+
     RUNNING = "running", "Running (a job on the rig's queue)"
-    COMPLETE = "complete", "Complete"
-    FAILED = "failed", "Failed"
-    INFEASIBLE = "infeasible", "Breaks a constraint"
-    ABORTED = "aborted", "Aborted"
+    COMPLETE = states.TrialState.COMPLETE.value, "Complete"
+    FAILED = states.TrialState.FAILED.value, "Failed"
+    INFEASIBLE = states.TrialState.INFEASIBLE.value, "Breaks a constraint"
+    ABORTED = states.TrialState.ABORTED.value, "Aborted"
 
 
 class TrialRole(models.TextChoices):
-    SEARCH = "search", "Search"
-    # The best feasible search trial measured again with the spec's
-    # confirm_repetitions; the search and its analysis never see it.
-    CONFIRMATION = "confirmation", "Confirmation"
+    """A trial's role: the rig's (runners/campaign/states.TrialRole)."""
+
+    SEARCH = states.TrialRole.SEARCH.value, "Search"
+    CONFIRMATION = states.TrialRole.CONFIRMATION.value, "Confirmation"
 
 
 class Trial(models.Model):

@@ -13,7 +13,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from leaderboard.campaigns.dispatch import campaign_advance
-from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial
+from leaderboard.campaigns.models import Campaign, CampaignOrigin, CampaignStatus, Trial
 from leaderboard.campaigns.selectors import campaign_get, rig_server_flags
 from leaderboard.core.errors import ApplicationError
 from leaderboard.results.models import Rig, Run
@@ -24,10 +24,6 @@ from runners.delivery.schema import Payload
 from runners.delivery.schema_types import field_errors
 
 M = TypeVar("M", bound=Payload)
-
-# Who runs a campaign: the rig's own CLI (it posts its trials) or the service
-# (each trial a job on the rig's queue, dispatch.py).
-ORIGINS = ("terminal", "service")
 
 
 def campaign_input(model: type[M], data: Any) -> M:
@@ -45,16 +41,26 @@ def campaign_input(model: type[M], data: Any) -> M:
         raise ApplicationError("; ".join(reasons), field=path) from None
 
 
+def campaign_origin(origin: str) -> CampaignOrigin:
+    """Return ``origin`` as a CampaignOrigin; raise ApplicationError (field origin) for any other word."""
+    try:
+        return CampaignOrigin(origin)
+    except ValueError:
+        raise ApplicationError(f"must be one of {', '.join(CampaignOrigin.values)}", field="origin") from None
+
+
 def campaign_validate(
-    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal"
+    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = CampaignOrigin.TERMINAL
 ) -> tuple[CampaignSpec, dict[str, Any]]:
     """Return the checked spec and base config of a campaign for ``rig`` (``data``:
     schema.CampaignCreateInput); store nothing. A campaign the service runs must
     use only the flags the rig's llama-server reported and give the rig config
-    with its [server] section. Raise ApplicationError naming the first bad field."""
+    with its [server] section. Raise ApplicationError naming the first bad field
+    (``origin`` too: one that is no CampaignOrigin is refused)."""
+    origin = campaign_origin(origin)
     checked = campaign_input(schema.CampaignCreateInput, data)
     spec = CampaignSpec.from_input(checked)
-    if origin == "service":
+    if origin == CampaignOrigin.SERVICE:
         _check_server_flags(rig, spec)
     base = checked.base_config or {}
     if base:
@@ -62,13 +68,13 @@ def campaign_validate(
             RigConfig.from_mapping({k: v for k, v in base.items() if k != "service"})
         except ConfigError as exc:
             raise ApplicationError(exc.reason, field=f"base_config.{exc.field}") from exc
-    if origin == "service" and not base.get("server"):
+    if origin == CampaignOrigin.SERVICE and not base.get("server"):
         raise ApplicationError("required: the rig config with its [server] section", field="base_config")
     return spec, dict(base)
 
 
 def campaign_create(
-    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = "terminal"
+    *, rig: Rig, data: Mapping[str, Any] | schema.CampaignCreateInput, origin: str = CampaignOrigin.TERMINAL
 ) -> Campaign:
     """Check a campaign for ``rig`` (campaign_validate), store it and return it, not
     started. ``data`` is the body of ``POST /api/campaigns/`` (schema.CampaignCreateInput:
@@ -79,7 +85,7 @@ def campaign_create(
         name=spec.name,
         spec=spec.as_dict(),
         base_config=base,
-        origin=origin if origin in ORIGINS else "terminal",
+        origin=campaign_origin(origin),
     )
 
 
@@ -87,7 +93,7 @@ def campaign_start(*, campaign: Campaign, created_by: Any = None) -> None:
     """Dispatch the first trial of a campaign the service runs (its job goes to the
     rig's queue once committed); a campaign the rig's CLI runs is left as it is.
     Raise ApplicationError when the job cannot be queued (no broker, a bad spec)."""
-    if campaign.origin == "service":
+    if campaign.origin == CampaignOrigin.SERVICE:
         campaign_advance(campaign_id=campaign.pk, created_by=created_by)
 
 
@@ -111,7 +117,7 @@ def campaign_open(
         if found is None:
             raise ApplicationError(f"no rig named {name!r}", field="rig")
         rig = found
-    origin = "terminal" if token_rig_id is not None else "service"
+    origin = CampaignOrigin.TERMINAL if token_rig_id is not None else CampaignOrigin.SERVICE
     with transaction.atomic():
         campaign = campaign_create(rig=rig, data=checked, origin=origin)
         campaign_start(campaign=campaign, created_by=created_by)

@@ -214,6 +214,7 @@ class JobStatusApi(JobApiView):
             worker=fields["worker"],
             progress=fields["progress"],
             error=fields["error"],
+            failure_kind=fields["failure_kind"],
         )
         return _job_response(updated)
 

@@ -78,6 +78,12 @@ class BenchmarkJob(models.Model):
     worker = models.CharField(max_length=200, blank=True, help_text="The Celery worker that took the job.")
     progress = models.CharField(max_length=500, blank=True)
     error = models.TextField(blank=True)
+    failure_kind = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="Why it failed, as the rig named it (runners/delivery/status_schema.py: a server's kind, "
+        "bad_config, time_limit); empty when it named none.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     expires_at = models.DateTimeField(
         default=default_expiry,

@@ -200,6 +200,7 @@ def job_status_update(
     worker: str = "",
     progress: str = "",
     error: str = "",
+    failure_kind: str = "",
     run_extra: Mapping[str, Any] | None = None,
 ) -> BenchmarkJob:
     """Move ``job`` to ``status`` and return it.
@@ -209,7 +210,8 @@ def job_status_update(
     after the first worker was lost: that is a 409 (the job is not run twice)
     and the rig then reports it aborted. A job that ends failed or aborted also
     closes its run if that run is still open (``run_extra`` merged into the run's
-    extra). Raise ApplicationError (409) for a move not allowed from the current status."""
+    extra). ``failure_kind``: why it failed, as the rig named it (kept with ``error``).
+    Raise ApplicationError (409) for a move not allowed from the current status."""
     if status not in JobStatus.values:
         raise ApplicationError(f"must be one of {', '.join(JobStatus.values)}", field="status")
     with transaction.atomic():
@@ -240,6 +242,8 @@ def job_status_update(
             locked.progress = progress[:500]
         if error:
             locked.error = error
+        if failure_kind:
+            locked.failure_kind = failure_kind
         locked.save()
         _job_saved(locked)
     if status in (JobStatus.FAILED, JobStatus.ABORTED):

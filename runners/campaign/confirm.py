@@ -11,6 +11,7 @@ from typing import Any
 
 from runners.campaign.search import best_feasible, is_search
 from runners.campaign.spec import OBJECTIVES
+from runners.campaign.states import TrialState
 from runners.stats import summarize
 
 
@@ -39,7 +40,7 @@ def confirmation_summary(spec: Mapping[str, Any], trials: Sequence[Any]) -> dict
         "of_trial": best.number if best is not None and best.params == confirmation.params else None,
         "params": confirmation.params,
         "state": confirmation.state,
-        "confirmed": confirmation.state == "complete" and confirmation.value is not None,
+        "confirmed": confirmation.state == TrialState.COMPLETE and confirmation.value is not None,
         "n": main["n"] if main else None,
         "mean": main["mean"] if main else confirmation.value,
         "stdev": main["stdev"] if main else None,
@@ -69,7 +70,7 @@ def _text(out: Mapping[str, Any], trial: Any) -> str:
         ci = f" (95% CI {out['ci95_low']:.2f} to {out['ci95_high']:.2f})" if out["ci95_low"] is not None else ""
         return f"confirmed by {out['n']} repetitions: mean {out['mean']:.2f}{ci}"
     why = trial.failure_reason or trial.failure_kind or out["state"]
-    if out["state"] == "infeasible":
+    if out["state"] == TrialState.INFEASIBLE:
         return f"not confirmed: the confirmation run {why}; do not take this configuration as it is"
     return f"not confirmed: the confirmation run {out['state']} ({why}); the search's figure stands unconfirmed"
 

@@ -30,6 +30,7 @@ from runners.campaign.confirm import confirmation_text
 from runners.campaign.schema import trial_problems
 from runners.campaign.search import MedianPrune, TrialResult, best_feasible, run_search
 from runners.campaign.spec import CampaignSpec
+from runners.campaign.states import CampaignOrigin, TrialRole, TrialState
 from runners.campaign.trial import measure_trial
 from runners.config import ConfigError, RigConfig, read_spec
 from runners.files import write_atomically
@@ -42,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 def campaign_body(spec: CampaignSpec, base: Mapping[str, Any], rig: str) -> dict[str, Any]:
     """Return what ``POST /api/campaigns/`` takes to open ``spec`` on ``rig``."""
-    return {**spec.as_dict(), "rig": rig, "base_config": dict(base), "origin": "terminal"}
+    return {**spec.as_dict(), "rig": rig, "base_config": dict(base), "origin": CampaignOrigin.TERMINAL}
 
 
 class CampaignService:
@@ -106,7 +107,7 @@ def run_campaign(
 
     def report(trial: TrialResult) -> None:
         value = f"{trial.value:.2f}" if trial.value is not None else trial.failure_kind
-        label = "confirmation" if trial.role == "confirmation" else "trial"
+        label = "confirmation" if trial.role == TrialRole.CONFIRMATION else "trial"
         print(f"{label} {trial.number}: {trial.state} {value} {json.dumps(trial.params)}", flush=True)
         if service is not None and campaign_id is not None:
             service.trial(campaign_id, trial)
@@ -120,7 +121,9 @@ def run_campaign(
         trials = run_search(spec, measure, on_trial=report, into=trials)
         best = best_feasible(spec.direction, trials) if spec.confirm_repetitions else None
         if best is not None:
-            confirmation = measure_trial(rig_spec, spec, len(trials) + 1, dict(best.params), role="confirmation")
+            confirmation = measure_trial(
+                rig_spec, spec, len(trials) + 1, dict(best.params), role=TrialRole.CONFIRMATION
+            )
             trials.append(confirmation)
             report(confirmation)
     except KeyboardInterrupt:
@@ -180,14 +183,14 @@ def main(args: argparse.Namespace) -> int:
     if args.no_post:
         rig_spec.setdefault("service", {})["url"] = ""
     campaign_id, trials = run_campaign(rig_spec, read_spec(args.campaign), output_path=args.output)
-    searched = [t for t in trials if t.role == "search"]
-    done = [t for t in searched if t.state == "complete" and t.value is not None]
+    searched = [t for t in trials if t.role == TrialRole.SEARCH]
+    done = [t for t in searched if t.state == TrialState.COMPLETE and t.value is not None]
     print(f"\ncampaign {campaign_id or '(not posted)'}: {len(searched)} trials, {len(done)} complete")
     spec = CampaignSpec.from_mapping(read_spec(args.campaign))
     best = best_feasible(spec.direction, searched)
     if best is not None:
         print(f"best: {best.value:.2f} with {json.dumps(best.params)}")
-    confirmation = next((t for t in trials if t.role == "confirmation"), None)
+    confirmation = next((t for t in trials if t.role == TrialRole.CONFIRMATION), None)
     if confirmation is not None:
         print(confirmation_text(spec.as_dict(), trials))
     return 0 if trials else 1

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.harness.fingerprint import file_sha256
-from runners.harness.server import ServerError, resolve_binary
+from runners.harness.server import ServerError, ServerFailure, resolve_binary
 
 TEXT = Path(__file__).with_name("perplexity.txt")
 CTX_TOKENS = 128
@@ -37,7 +37,7 @@ def measure_perplexity(model: str, *, binary: str, threads: int = 2) -> dict[str
     match = _FINAL.search(output)
     if done.returncode != 0 or match is None:
         raise ServerError(
-            f"llama-perplexity failed (exit {done.returncode})", kind="perplexity", log_tail=output[-3000:]
+            f"llama-perplexity failed (exit {done.returncode})", kind=ServerFailure.PERPLEXITY, log_tail=output[-3000:]
         )
     return {
         "perplexity": float(match.group(1)),

@@ -25,10 +25,10 @@ from typing import Any, Protocol, TypeVar
 import optuna
 
 from runners.campaign.spec import CampaignSpec
+from runners.campaign.states import TrialRole, TrialState
 
 # Proposals of already measured points in a row after which the space counts as exhausted.
 MAX_REPEATS = 200
-TRIAL_STATES = ("complete", "failed", "infeasible", "aborted")
 
 optuna.logging.set_verbosity(logging.WARNING)
 
@@ -41,7 +41,7 @@ class TrialResult:
 
     number: int
     params: dict[str, Any]
-    state: str = "complete"  # one of TRIAL_STATES
+    state: str = TrialState.COMPLETE
     value: float | None = None
     metrics: dict[str, Any] = field(default_factory=dict)
     run_uuid: str = ""
@@ -54,7 +54,7 @@ class TrialResult:
     # Every objective's (and peak VRAM's) value per repetition (runners.campaign.figures).
     repetitions: dict[str, list[float]] = field(default_factory=dict)
     pruned: bool = False  # stopped after its first repetitions: clearly worse than the median
-    role: str = "search"  # or "confirmation": the best feasible trial measured again in full
+    role: str = TrialRole.SEARCH  # or the best feasible trial measured again in full
     # The run document the trial posted (what ``run --output`` writes); kept for
     # ``campaign --output``, never part of the trial record.
     run: dict[str, Any] | None = field(default=None, repr=False)
@@ -101,7 +101,7 @@ T = TypeVar("T", bound=TrialLike)
 
 def is_search(trial: Any) -> bool:
     """Return True unless ``trial`` is a confirmation run (which the search never sees)."""
-    return getattr(trial, "role", "search") != "confirmation"
+    return getattr(trial, "role", TrialRole.SEARCH) != TrialRole.CONFIRMATION
 
 
 def best_feasible(direction: str, trials: Sequence[T]) -> T | None:
@@ -111,7 +111,7 @@ def best_feasible(direction: str, trials: Sequence[T]) -> T | None:
     best: T | None = None
     for trial in trials:
         pruned = getattr(trial, "pruned", False)  # a reported phase (a published article's) has no such flag
-        if not is_search(trial) or trial.state != "complete" or pruned or trial.value is None:
+        if not is_search(trial) or trial.state != TrialState.COMPLETE or pruned or trial.value is None:
             continue
         if best is None or better_in(direction, trial.value, best.value or 0.0):
             best = trial
@@ -124,7 +124,7 @@ def prune_history(trials: Sequence[TrialLike]) -> list[list[float]]:
     return [
         [float(v) for v in t.samples if v is not None]
         for t in trials
-        if is_search(t) and t.state == "complete" and not getattr(t, "pruned", False) and t.samples
+        if is_search(t) and t.state == TrialState.COMPLETE and not getattr(t, "pruned", False) and t.samples
     ]
 
 
@@ -282,7 +282,7 @@ def run_search(
         handle, params = proposal
         prune = MedianPrune(spec.direction, prune_history(trials))
         result = measure(first_number + len(trials), params, prune)
-        search.tell(handle, params, result.value if result.state == "complete" else None, pruned=result.pruned)
+        search.tell(handle, params, result.value if result.state == TrialState.COMPLETE else None, pruned=result.pruned)
         trials.append(result)
         if on_trial is not None:
             on_trial(result)

@@ -5,14 +5,14 @@ posting the run), turned into a TrialResult.
 A trial whose server will not start (out of memory, a rejected flag, a model
 that will not load, a start-up time-out) is a failed trial with llama-server's
 own words and log tail; a run that fails mid-way keeps its samples (the
-pipeline posts it as failed) and the trial records why.
+pipeline posts it as failed) and the trial records why. What the trial stores is
+settled by the one rule the service uses too (settle.py).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import statistics
 import tempfile
 import time
 import uuid
@@ -20,11 +20,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runners.campaign.figures import trial_figures
-from runners.campaign.hooks import run_trial_job, trial_extra, trial_quality
+from runners.campaign.hooks import run_trial_job
 from runners.campaign.search import MedianPrune, TrialResult
+from runners.campaign.settle import TrialEnd, trial_settle
 from runners.campaign.spec import CampaignSpec
+from runners.campaign.states import TrialRole
 from runners.config import ConfigError
+from runners.delivery.status_schema import FailureKind
 from runners.harness.server import ServerError
 
 
@@ -84,7 +86,7 @@ def measure_trial(
     params: dict[str, Any],
     *,
     prune: MedianPrune | None = None,
-    role: str = "search",
+    role: str = TrialRole.SEARCH,
 ) -> TrialResult:
     """Measure one trial with the rig's pipeline and return it (never raises for
     a trial that failed; a bad base config raises ConfigError). With ``prune``,
@@ -92,7 +94,7 @@ def measure_trial(
     the median after a repetition stops there and is kept, pruned, with the
     repetitions measured (the run is posted aborted with them). A confirmation
     (``role``) measures ``spec.confirm_repetitions`` repetitions and is never pruned."""
-    repetitions = spec.confirm_repetitions if role == "confirmation" else spec.repetitions
+    repetitions = spec.confirm_repetitions if role == TrialRole.CONFIRMATION else spec.repetitions
     asks = trial_asks(spec, base, prune_history=prune.history if prune is not None else None)
     config = trial_config(base, params, repetitions=repetitions, trial=asks)
     config["run_uuid"] = str(uuid.uuid4())
@@ -103,60 +105,48 @@ def measure_trial(
         try:
             result = run_trial_job(config)
         except ServerError as exc:
-            return TrialResult(
-                number=number,
-                params=params,
-                state="failed",
-                failure_kind=exc.kind,
-                failure_reason=exc.reason,
-                log_tail=exc.log_tail,
-                duration_s=time.monotonic() - started,
-                role=role,
-            )
+            end = TrialEnd("failed", failure_kind=exc.kind, failure_reason=exc.reason, log_tail=exc.log_tail)
+            return _trial(spec, base, number, params, role, None, end, duration_s=time.monotonic() - started)
         except ConfigError as exc:
             if exc.field.startswith("server."):
                 # A value of the space the config refuses: this point fails, the campaign goes on.
-                return TrialResult(
-                    number, params, "failed", failure_kind="bad_config", failure_reason=str(exc), role=role
-                )
+                end = TrialEnd("failed", failure_kind=FailureKind.BAD_CONFIG, failure_reason=str(exc))
+                return _trial(spec, base, number, params, role, None, end, duration_s=None)
             raise
         payload = json.loads(Path(config["output_path"]).read_text())
-    figures = trial_figures(payload.get("samples", []))
-    trial = TrialResult(
+    end = TrialEnd(result.status, failure_kind=result.failure_kind, failure_reason=str(result.failure_reason))
+    trial = _trial(spec, base, number, params, role, payload, end, duration_s=time.monotonic() - started)
+    trial.run_uuid = str(result.run_uuid)
+    return trial
+
+
+def _trial(
+    spec: CampaignSpec,
+    base: Mapping[str, Any],
+    number: int,
+    params: dict[str, Any],
+    role: str,
+    payload: dict[str, Any] | None,
+    end: TrialEnd,
+    *,
+    duration_s: float | None,
+) -> TrialResult:
+    """Return the TrialResult of a trial settled by the one rule (settle.py)."""
+    settled = trial_settle(spec, base=base, params=params, role=role, run=payload, end=end)
+    return TrialResult(
         number=number,
         params=params,
+        state=settled.state,
+        value=settled.value,
+        metrics=settled.metrics,
+        failure_kind=settled.failure_kind,
+        failure_reason=settled.failure_reason,
+        log_tail=settled.log_tail,
+        duration_s=duration_s,
+        measured_s=settled.measured_s,
+        samples=settled.samples,
+        repetitions=settled.repetitions,
+        pruned=settled.pruned,
         role=role,
-        run_uuid=str(result.run_uuid),
-        duration_s=time.monotonic() - started,
-        measured_s=figures.measured_s,
-        log_tail=str(payload.get("server_log_tail") or "")[-4000:] if result.status != "finished" else "",
         run=payload,
     )
-    campaign = trial_extra(payload)
-    model = str(params.get("model") or (base.get("server") or {}).get("model") or "")
-    trial.metrics = {**figures.metrics, **trial_quality(campaign, model)}
-    trial.repetitions = figures.repetitions
-    trial.samples = list(figures.repetitions[spec.objective])
-    if payload.get("extra", {}).get("interrupted"):
-        # Ctrl-C on the rig: the pipeline kept the samples; the driver stops the campaign.
-        trial.state, trial.failure_kind, trial.failure_reason = "aborted", "interrupted", str(result.failure_reason)
-        return trial
-    if campaign.get("pruned_after") and trial.samples:
-        trial.pruned, trial.state = True, "complete"
-        trial.value = statistics.fmean(trial.samples)
-        trial.failure_reason = str(result.failure_reason)
-        return trial
-    if result.status != "finished":
-        trial.state = "failed" if result.status == "failed" else "aborted"
-        trial.failure_kind = "run_failed" if result.status == "failed" else "aborted"
-        trial.failure_reason = str(result.failure_reason)
-        return trial
-    trial.value = trial.metrics.get(spec.objective)
-    if trial.value is None:
-        trial.state, trial.failure_kind = "failed", "no_measurement"
-        trial.failure_reason = f"the run measured no {spec.objective}"
-        return trial
-    broken = [c.text() for c in spec.constraints if c.holds(trial.metrics) is False]
-    if broken:
-        trial.state, trial.failure_reason = "infeasible", "breaks " + "; ".join(broken)
-    return trial

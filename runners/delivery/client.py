@@ -37,6 +37,7 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +52,24 @@ logger = logging.getLogger(__name__)
 _RETRY_STATUSES = {408, 429}
 
 
+class DeliveryOutcome(StrEnum):
+    """How one request or run was delivered (``Delivery.outcome``, a job's ``delivered``)."""
+
+    POSTED = "posted"
+    SPOOLED = "spooled"  # kept on the rig to send again
+    REJECTED = "rejected"  # the service refused it (kept in the spool's rejected/)
+    UNREACHABLE = "unreachable"  # a request that is not spooled: open, append, finish
+    CLOSED_ON_SERVICE = "closed_on_service"  # the service had closed the run: nothing was sent
+    UNSAVED = "unsaved"  # neither the service nor any directory took the run
+    NOT_POSTED = "not_posted"  # no service, or nothing measured to send
+
+
 @dataclass(frozen=True)
 class Delivery:
-    """How one request or run was delivered: 'posted', 'spooled' or 'rejected'
-    ('unreachable' for a request that is not spooled: open, append, finish;
-    'closed_on_service' for a run the service had closed, to which nothing was sent;
-    'unsaved' for a run that neither the service nor any directory took).
-    ``fallback`` says why the run is not in the spool directory itself (empty when it is)."""
+    """How one request or run was delivered (``outcome``). ``fallback`` says why
+    the run is not in the spool directory itself (empty when it is)."""
 
-    outcome: str
+    outcome: DeliveryOutcome
     status_code: int | None = None
     detail: str = ""
     response: Mapping[str, Any] | None = None
@@ -143,17 +153,17 @@ class ServiceClient:
         try:
             resp = self.session.post(f"{self.url}{path}", json=body, timeout=timeout_s or self.timeout_s)
         except requests.RequestException as exc:
-            return Delivery("unreachable", detail=f"service unreachable: {exc}")
+            return Delivery(DeliveryOutcome.UNREACHABLE, detail=f"service unreachable: {exc}")
         try:
             body_in = resp.json()
         except ValueError:
             body_in = None
         if resp.status_code in (200, 201):
-            return Delivery("posted", status_code=resp.status_code, response=body_in)
+            return Delivery(DeliveryOutcome.POSTED, status_code=resp.status_code, response=body_in)
         detail = f"HTTP {resp.status_code}: " + (json.dumps(body_in) if body_in is not None else answer_text(resp))
         if resp.status_code >= 500 or resp.status_code in _RETRY_STATUSES:
-            return Delivery("unreachable", status_code=resp.status_code, detail=detail)
-        return Delivery("rejected", status_code=resp.status_code, detail=detail)
+            return Delivery(DeliveryOutcome.UNREACHABLE, status_code=resp.status_code, detail=detail)
+        return Delivery(DeliveryOutcome.REJECTED, status_code=resp.status_code, detail=detail)
 
     def post_run(self, payload: Mapping[str, Any], *, timeout_s: float | None = None) -> Delivery:
         """POST one run; spool it or move it to rejected when that fails, and
@@ -164,7 +174,7 @@ class ServiceClient:
     def checked(payload: Mapping[str, Any], delivery: Delivery) -> Delivery:
         """Return ``delivery``, or 'unreachable' (worth sending again) when it
         was posted but the answer does not show ``payload`` stored."""
-        if delivery.outcome != "posted":
+        if delivery.outcome != DeliveryOutcome.POSTED:
             return delivery
         shortfall = stored_shortfall(payload, delivery.response)
         if not shortfall:
@@ -172,7 +182,7 @@ class ServiceClient:
         logger.warning(
             "run %s: answered %s but %s; kept to send again", payload.get("uuid"), delivery.status_code, shortfall
         )
-        return Delivery("unreachable", delivery.status_code, shortfall, delivery.response)
+        return Delivery(DeliveryOutcome.UNREACHABLE, delivery.status_code, shortfall, delivery.response)
 
     def fallbacks(self) -> list[Path]:
         """Return this rig's own directory in each of ``fallback_dirs()``."""
@@ -183,19 +193,21 @@ class ServiceClient:
         run to the spool (unreachable) or to rejected/ (rejected) first. Where
         that directory cannot take it, the run goes to a fallback directory
         (``fallback`` says why); where none can, the outcome is 'unsaved'."""
-        if delivery.outcome not in ("unreachable", "rejected"):
+        if delivery.outcome not in (DeliveryOutcome.UNREACHABLE, DeliveryOutcome.REJECTED):
             return delivery
-        outcome = "spooled" if delivery.outcome == "unreachable" else "rejected"
+        outcome = (
+            DeliveryOutcome.SPOOLED if delivery.outcome == DeliveryOutcome.UNREACHABLE else DeliveryOutcome.REJECTED
+        )
         places = [self.spool_dir, *self.fallbacks()]
-        if outcome == "rejected":
+        if outcome == DeliveryOutcome.REJECTED:
             places = [place / "rejected" for place in places]
-        record = delivery if outcome == "rejected" else None
+        record = delivery if outcome == DeliveryOutcome.REJECTED else None
         try:
             path, fallback = self._write_somewhere(places, payload, record)
         except SpoolWriteError as exc:
             detail = f"{delivery.detail}; the run could not be written anywhere: {exc}"
             logger.error("run %s: %s", payload.get("uuid"), detail)
-            return Delivery("unsaved", delivery.status_code, detail, fallback=str(exc))
+            return Delivery(DeliveryOutcome.UNSAVED, delivery.status_code, detail, fallback=str(exc))
         return Delivery(outcome, delivery.status_code, delivery.detail, path=str(path), fallback=fallback)
 
     def flush(self) -> FlushResult:
@@ -212,16 +224,16 @@ class ServiceClient:
                 continue
             sent = self.send("/api/runs/", payload)
             delivery = self.checked(payload, sent)
-            if delivery.outcome == "posted":
+            if delivery.outcome == DeliveryOutcome.POSTED:
                 _remove(path)
                 result.posted.append(payload["uuid"])
-            elif sent.outcome == "posted" or delivery.status_code == 403:
+            elif sent.outcome == DeliveryOutcome.POSTED or delivery.status_code == 403:
                 # Not all stored yet, or another rig's run (one spooled before
                 # spools were kept per rig): left where it is, for its rig.
                 logger.warning("spooled run %s left in %s: %s", payload["uuid"], path.parent, delivery.detail)
                 result.remaining.append(payload["uuid"])
-            elif delivery.outcome == "rejected":
-                if self.keep(payload, delivery).outcome == "rejected":
+            elif delivery.outcome == DeliveryOutcome.REJECTED:
+                if self.keep(payload, delivery).outcome == DeliveryOutcome.REJECTED:
                     _remove(path)
                 result.rejected.append(payload["uuid"])
             else:

@@ -16,12 +16,11 @@ from typing import Any
 
 import requests
 
-from runners.delivery.status_schema import status_report
+from runners.delivery.status_schema import JOB_END_STATUSES, status_report
 
 logger = logging.getLogger(__name__)
 
 # Statuses a job never leaves for running: a progress report on one is refused.
-ENDED_STATUSES = frozenset({"finished", "failed", "aborted", "expired"})
 
 
 class JobConflict(Exception):
@@ -61,12 +60,17 @@ class JobReporter:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Token {self.token}", "Accept": "application/json"}
 
-    def report(self, status: str, *, error: str = "", progress: str = "", retries: int | None = None) -> dict[str, Any]:
-        """Send a status report; return the job as the service now has it.
+    def report(
+        self, status: str, *, error: str = "", progress: str = "", failure_kind: str = "", retries: int | None = None
+    ) -> dict[str, Any]:
+        """Send a status report (``failure_kind``: why it failed, when the rig can
+        name it: status_schema.FailureKind); return the job as the service now has it.
 
         Raise JobConflict on 409, ServiceUnreachable when every retry failed,
         and requests.HTTPError for any other 4xx (a wrong token or rig)."""
-        body = status_report(status, attempt=self.attempt, worker=self.worker, progress=progress, error=error)
+        body = status_report(
+            status, attempt=self.attempt, worker=self.worker, progress=progress, error=error, failure_kind=failure_kind
+        )
         response = self._send("post", self._base + "status/", body, retries=retries)
         if response.status_code == 409:
             raise JobConflict(_error_text(response), self.fetch())
@@ -100,7 +104,7 @@ class JobReporter:
             # One try: a lost progress line is not worth stalling the benchmark.
             self.report("running", progress=message[:500], retries=1)
         except JobConflict as exc:
-            if exc.job.get("status") in ENDED_STATUSES:
+            if exc.job.get("status") in JOB_END_STATUSES:
                 self.ended = exc.job
             # str(): a log handler holding the exception would hold its traceback,
             # and through it the HTTP connection to the service, open.

@@ -20,11 +20,11 @@ from typing import Any
 
 import requests
 
-from runners.delivery.client import Delivery, ServiceClient
+from runners.delivery.client import Delivery, DeliveryOutcome, ServiceClient
+from runners.delivery.schema import END_STATUSES
 
 logger = logging.getLogger(__name__)
 
-_ENDED = ("finished", "failed", "aborted")
 # Opening and appending are best effort between repetitions: a slow service
 # must not hold the benchmark up for long.
 LIVE_TIMEOUT_S = 10.0
@@ -157,17 +157,17 @@ class LiveRun:
         client = self.client
         self.stop_heartbeat()
         if client is None:
-            return Delivery("not_posted")
+            return Delivery(DeliveryOutcome.NOT_POSTED)
         if self.ended is not None:
             return self._closed_on_service()
-        no_time = Delivery("unreachable", detail="no time left before the job's time limit")
+        no_time = Delivery(DeliveryOutcome.UNREACHABLE, detail="no time left before the job's time limit")
         timeout = _time_left(client, deliver_by)
         if timeout is None:
             return client.keep(payload, no_time)
         if self.opened and not self.stopped:
             body = {key: payload[key] for key in _FINISH_KEYS if key in payload}
             finished = client.send(f"/api/runs/{self.run_uuid}/finish/", body, timeout_s=timeout)
-            if finished.outcome != "rejected":
+            if finished.outcome != DeliveryOutcome.REJECTED:
                 return client.keep(payload, client.checked(payload, finished))
             if finished.status_code == 409:
                 # Closed on the service meanwhile: a whole POST would only get its account back.
@@ -180,19 +180,19 @@ class LiveRun:
                 return client.keep(payload, no_time)
         delivery = client.post_run(payload, timeout_s=timeout)
         stored = (delivery.response or {}).get("status")
-        if delivery.outcome == "posted" and stored and stored != payload.get("status"):
+        if delivery.outcome == DeliveryOutcome.POSTED and stored and stored != payload.get("status"):
             # The service had ended the run already (its job was aborted): it keeps its own account.
             detail = f"the service had already ended this run as {stored}; it kept the samples it had"
-            return Delivery("posted", delivery.status_code, detail, delivery.response)
+            return Delivery(DeliveryOutcome.POSTED, delivery.status_code, detail, delivery.response)
         return delivery
 
     def _open(self, client: ServiceClient) -> None:
         document = {**self._document, "samples": self._samples, "sweep_points": self._points}
         opened = client.send("/api/runs/", document, timeout_s=min(client.timeout_s, LIVE_TIMEOUT_S))
-        if opened.outcome == "unreachable":
+        if opened.outcome == DeliveryOutcome.UNREACHABLE:
             logger.warning("run %s: could not open it on the service (%s); will retry", self.run_uuid, opened.detail)
             return
-        if opened.outcome == "rejected":
+        if opened.outcome == DeliveryOutcome.REJECTED:
             self.stopped = f"the service refused to open the run: {opened.detail}"
             logger.warning("run %s: %s", self.run_uuid, self.stopped)
             return
@@ -200,7 +200,7 @@ class LiveRun:
         status = stored.get("status")
         if status != "running":
             self.stopped = f"the service already holds this run as {status}"
-            if status in _ENDED:
+            if status in END_STATUSES:
                 self.ended = EndedByService("run", str(status), str(stored.get("failure_reason") or ""))
             logger.warning("run %s: %s", self.run_uuid, self.stopped)
             return
@@ -218,12 +218,12 @@ class LiveRun:
         body = {"samples": self._pending_samples, "sweep_points": self._pending_points}
         timeout = min(client.timeout_s, LIVE_TIMEOUT_S)
         appended = client.send(f"/api/runs/{self.run_uuid}/samples/", body, timeout_s=timeout)
-        if appended.outcome == "posted":
+        if appended.outcome == DeliveryOutcome.POSTED:
             self._last_sent = time.monotonic()
             self._pending_samples, self._pending_points = [], []
             return
         self.appends_failed += 1
-        if appended.outcome == "rejected":
+        if appended.outcome == DeliveryOutcome.REJECTED:
             # 409: the run was closed on the service (its job aborted); 404/400: it will not take these.
             self.stopped = f"the service refused the samples: {appended.detail}"
             if appended.status_code == 409:
@@ -232,7 +232,9 @@ class LiveRun:
 
     def _closed_on_service(self) -> Delivery:
         # The service would only answer with the run it already holds.
-        return Delivery("closed_on_service", 409, f"{self.ended}; it keeps the samples it had, nothing more was sent")
+        return Delivery(
+            DeliveryOutcome.CLOSED_ON_SERVICE, 409, f"{self.ended}; it keeps the samples it had, nothing more was sent"
+        )
 
     def _ended(self, client: ServiceClient, timeout_s: float | None) -> EndedByService:
         """Return why the service closed the run, as it tells (status and reason);
@@ -243,7 +245,7 @@ class LiveRun:
             with contextlib.suppress(requests.RequestException, ValueError):
                 stored = client.get_run(self.run_uuid, timeout_s=min(timeout_s, LIVE_TIMEOUT_S))
         status = str(stored.get("status") or "")
-        if status not in _ENDED:
+        if status not in END_STATUSES:
             return EndedByService("run", "aborted", self.stopped)
         return EndedByService("run", status, str(stored.get("failure_reason") or ""))
 

@@ -17,7 +17,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_ENDED = ("finished", "failed", "aborted")
+from runners.delivery.schema import END_STATUSES
+
 # ``extra`` key of a run the service closed because staff aborted its job: the service's
 # word stands, so the runner's own close adds nothing to it, even one that says 'aborted'.
 CLOSED_BY_ABORT = "closed_by_job_abort_at"
@@ -47,11 +48,15 @@ def stored_shortfall(payload: Mapping[str, Any], answer: Mapping[str, Any] | Non
     if not isinstance(answer, Mapping):
         return "the service's answer is not the run's detail"
     sent_status, held_status = payload.get("status"), answer.get("status")
-    if sent_status in _ENDED and held_status == "running":
+    if sent_status in END_STATUSES and held_status == "running":
         return f"the service still holds the run as running, not {sent_status}"
-    if held_status != sent_status and held_status in _ENDED:
+    if held_status != sent_status and held_status in END_STATUSES:
         return ""
-    if held_status in _ENDED and isinstance(answer.get("extra"), Mapping) and answer["extra"].get(CLOSED_BY_ABORT):
+    if (
+        held_status in END_STATUSES
+        and isinstance(answer.get("extra"), Mapping)
+        and answer["extra"].get(CLOSED_BY_ABORT)
+    ):
         return ""  # its job was aborted: the service keeps the samples it had, and no more
     missing = _indexes(payload.get("samples"), "index") - _indexes(answer.get("samples"), "index")
     if missing:

@@ -18,7 +18,7 @@ from typing import Any
 import requests
 
 from runners.config import ConfigError, read_spec
-from runners.delivery.client import ServiceClient
+from runners.delivery.client import DeliveryOutcome, ServiceClient
 from runners.llamabench import markdown
 from runners.llamabench.bench import bench_config, run_bench
 from runners.llamabench.parse import FORMATS, LlamaBenchError, parse
@@ -110,7 +110,7 @@ def _run(args: argparse.Namespace, spec: Mapping[str, Any], service: Mapping[str
         for payload in result.payloads:
             delivery = client.post_run(payload)
             print(f"{payload['workload']['name']}: {delivery.outcome} {payload['uuid']} {delivery.detail}".rstrip())
-            failed = failed or delivery.outcome != "posted"
+            failed = failed or delivery.outcome != DeliveryOutcome.POSTED
     finally:
         client.close()
     return 1 if failed else 0

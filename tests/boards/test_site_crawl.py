@@ -17,13 +17,13 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from time import monotonic
 from typing import Any
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.embedded import ROOT, embedded_env, run_embedded
+from tests.fixtures.waiting import wait_until
 
 pytestmark = [pytest.mark.browser]
 
@@ -126,15 +126,15 @@ def _free_port() -> int:
 
 
 def _wait_until_up(url: str, server: subprocess.Popen[bytes], deadline_s: float = 60) -> None:
-    end = monotonic() + deadline_s
-    while monotonic() < end:
+    def answers() -> bool:
         assert server.poll() is None, "the demo server died on start"
         try:
             with urllib.request.urlopen(url + "/favicon.ico", timeout=2):
-                return
+                return True
         except OSError:
-            continue
-    pytest.fail(f"the demo server did not answer within {deadline_s} s")
+            return False
+
+    wait_until(answers, deadline_s, "the demo server to answer")
 
 
 @pytest.fixture(scope="session")
@@ -394,15 +394,15 @@ def test_every_demo_page_reads_right(demo_site: DemoSite, chromium: Any, width: 
 
 def _mailed_link(log: Path, email: str, deadline_s: float = 20) -> str:
     """Return the confirmation link mailed to ``email`` (the console backend prints it to the server log)."""
-    end = monotonic() + deadline_s
-    while monotonic() < end:
+
+    def link() -> str | None:
         text = log.read_text(errors="replace")
-        if f"To: {email}" in text:
-            mail = text.split(f"To: {email}", 1)[1]
-            match = re.search(r"https?://\S+/accounts/confirm-email/\S+/", mail)
-            if match:
-                return match.group(0)
-    pytest.fail(f"no confirmation mail to {email} in the server's output")
+        if f"To: {email}" not in text:
+            return None
+        match = re.search(r"https?://\S+/accounts/confirm-email/\S+/", text.split(f"To: {email}", 1)[1])
+        return match.group(0) if match else None
+
+    return str(wait_until(link, deadline_s, f"a confirmation mail to {email} in the server's output"))
 
 
 def test_a_new_visitor_reaches_every_feature_from_the_header(demo_site: DemoSite, chromium: Any) -> None:

@@ -3,9 +3,11 @@ service's models: the same choices, text no longer than the columns."""
 
 from __future__ import annotations
 
-from leaderboard.campaigns.models import Campaign, CampaignStatus, Trial, TrialRole, TrialState
-from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob
-from runners.campaign import schema
+from leaderboard.campaigns.models import Campaign, CampaignOrigin, CampaignStatus, Trial, TrialRole, TrialState
+from leaderboard.jobs.models import REPORTED_STATUSES, BenchmarkJob, JobStatus
+from leaderboard.results.models import RunStatus
+from runners.campaign import schema, states
+from runners.delivery import schema as run_schema
 from runners.delivery import status_schema
 
 
@@ -14,6 +16,23 @@ def test_the_choices_are_the_models():
     assert set(schema.TRIAL_ROLES) == set(TrialRole.values)
     assert set(schema.FINISH_STATUSES) == set(CampaignStatus.values) - {CampaignStatus.RUNNING}
     assert set(status_schema.REPORTED_STATUSES) == {s.value for s in REPORTED_STATUSES}
+
+
+def test_the_rigs_enums_are_the_payloads_words_and_the_models_choices():
+    """One list per word set: the rig's enums (runners/campaign/states.py), the payload
+    Literals the API checks with, and the service's model choices agree."""
+    assert tuple(states.TrialState) == schema.TRIAL_STATES
+    assert tuple(states.TrialRole) == schema.TRIAL_ROLES
+    assert set(states.TrialState) == set(TrialState.values) - {TrialState.RUNNING}
+    assert set(states.TrialRole) == set(TrialRole.values)
+    assert set(states.CampaignOrigin) == set(CampaignOrigin.values)
+    # A run's and a job's ended statuses, named once each on the rig.
+    assert set(run_schema.END_STATUSES) == set(RunStatus.values) - {RunStatus.RUNNING}
+    assert set(status_schema.JOB_END_STATUSES) == set(JobStatus.values) - {JobStatus.QUEUED, JobStatus.RUNNING}
+    # Every failure kind a rig may report fits the job's column and the trial's.
+    longest = max(len(kind) for kind in (*status_schema.REPORTED_FAILURE_KINDS, *status_schema.FailureKind))
+    assert longest <= BenchmarkJob._meta.get_field("failure_kind").max_length
+    assert longest <= Trial._meta.get_field("failure_kind").max_length
 
 
 def test_text_fits_the_columns():

@@ -4,7 +4,6 @@ rig whose worker never answers lets the trial expire and the campaign says so.""
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -17,6 +16,7 @@ from leaderboard.campaigns.tasks import ADVANCE_TASK, campaigns_advance_task
 from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import jobs_sweep_stuck
 from leaderboard.results.models import Run
+from tests.fixtures.waiting import wait_until
 
 
 def _body(rig: str, server: dict, **overrides):
@@ -115,10 +115,13 @@ def test_a_service_campaign_runs_its_trials_as_jobs_on_the_real_rig_worker_and_c
 
 
 def _wait_for_the_end(campaign_id: int, worker, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while Campaign.objects.get(pk=campaign_id).status == "running":
-        assert time.monotonic() < deadline, worker.log()[-4000:]
-        time.sleep(0.5)
+    wait_until(
+        lambda: Campaign.objects.get(pk=campaign_id).status != "running",
+        seconds,
+        f"campaign {campaign_id} to end",
+        every_s=0.5,
+        detail=lambda: worker.log()[-4000:],
+    )
 
 
 @pytest.mark.llama
@@ -171,9 +174,13 @@ def test_the_beat_sweeper_moves_on_a_campaign_whose_job_signal_was_missed(
         assert staff_client.post("/api/campaigns/", body, format="json").status_code == 201
     campaign = Campaign.objects.get()
     (first,) = campaign.trials.all()
-    # The rig's report arrives, but no post_save runs (a worker killed between save and commit hook).
+    # The rig's report arrives (with the kind its ServerError named), but no post_save runs
+    # (a worker killed between save and commit hook).
     BenchmarkJob.objects.filter(pk=first.job_id).update(
-        status="failed", error="llama-server rejected a flag: invalid argument", finished_at=timezone.now()
+        status="failed",
+        error="llama-server rejected a flag: invalid argument",
+        failure_kind="unknown_flag",
+        finished_at=timezone.now(),
     )
     first.refresh_from_db()
     assert first.state == "running"  # stuck: nothing moved it on

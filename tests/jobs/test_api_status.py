@@ -159,3 +159,15 @@ def test_a_run_its_rig_aborted_still_takes_a_finish_that_ends_it_alike(job):
     assert response.status_code == 200, response.json()
     opened.refresh_from_db()
     assert opened.n_samples == 3
+
+
+def test_the_rig_names_why_its_job_failed_with_a_known_kind_only(job):
+    _post(job.raw_token, job, status="running", attempt="t1:a")
+    bad = _post(job.raw_token, job, status="failed", attempt="t1:a", error="x", failure_kind="gremlins")
+    assert bad.status_code == 400 and "failure_kind" in bad.json()["errors"], bad.json()
+    job.refresh_from_db()
+    assert job.status == "running" and job.failure_kind == ""  # nothing stored from a refused report
+    response = _post(job.raw_token, job, status="failed", attempt="t1:a", error="oom", failure_kind="out_of_memory")
+    assert response.status_code == 200, response.json()
+    job.refresh_from_db()
+    assert (job.status, job.failure_kind, job.error) == ("failed", "out_of_memory", "oom")

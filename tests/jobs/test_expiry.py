@@ -16,6 +16,7 @@ from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_abort, job_dispatch_spec, job_status_update, jobs_enqueue, jobs_sweep_stuck
 from runners.tasks import run_benchmark
 from tests.fixtures.celery_worker import queued_messages
+from tests.fixtures.waiting import wait_until
 from tests.jobs.conftest import attach_spec, token_client
 
 pytestmark = pytest.mark.django_db
@@ -148,10 +149,8 @@ def test_a_rig_worker_drops_a_message_that_expired_in_its_queue(
     time.sleep(1.5)  # the rig's worker comes online after the job's expiry
 
     worker = rig_worker("bench-a", token=raw, service_url=live_server.url)
-    deadline = time.monotonic() + 30
-    while queued_messages(celery_broker, "rig.bench-a") and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert queued_messages(celery_broker, "rig.bench-a") == []  # taken off the queue…
+    # Taken off the queue…
+    wait_until(lambda: queued_messages(celery_broker, "rig.bench-a") == [], 30, "the worker to take the message")
     job = BenchmarkJob.objects.get(pk=job_id)
     # …and dropped unrun: Celery treats a message past its expiry as revoked.
     worker.wait_for(f"Discarding revoked task: rigboard.run_benchmark[{job.celery_task_id}]", timeout_s=30)

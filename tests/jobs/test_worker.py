@@ -10,7 +10,6 @@ import contextlib
 import os
 import re
 import signal
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -30,14 +29,22 @@ pytestmark = [pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)
 
 
 def wait_for_job(job_id: int, condition, timeout_s: float = 180.0, worker=None) -> BenchmarkJob:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+    def stuck() -> str:
         job = BenchmarkJob.objects.get(pk=job_id)
-        if condition(job):
-            return job
-        time.sleep(0.3)
-    log = worker.log()[-4000:] if worker else ""
-    raise AssertionError(f"job {job_id} stuck at {job.status} / {job.progress!r} / {job.error!r}\n{log}")
+        log = worker.log()[-4000:] if worker else ""
+        return f"job {job_id} stuck at {job.status} / {job.progress!r} / {job.error!r}\n{log}"
+
+    def reached() -> BenchmarkJob | None:
+        job = BenchmarkJob.objects.get(pk=job_id)
+        return job if condition(job) else None
+
+    return wait_until(
+        reached,
+        timeout_s,
+        f"job {job_id}",
+        every_s=0.3,
+        detail=stuck,
+    )
 
 
 def _queue(staff_client, rig: str, spec: dict, **extra) -> int:
@@ -170,13 +177,14 @@ def test_a_job_over_its_soft_time_limit_ends_failed_and_its_run_is_posted_failed
 def _task_return(worker: RigWorker, timeout_s: float) -> dict:
     """Wait until the worker logs the task's return value; return the value."""
     done = re.compile(r"Task rigboard\.run_benchmark\[[^\]]+\] succeeded in [\d.]+s: (\{.*\})")
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = done.search(worker.log())
-        if found:
-            return ast.literal_eval(found.group(1))
-        time.sleep(0.1)
-    raise AssertionError(f"the task did not return within {timeout_s} s:\n{worker.log()[-4000:]}")
+    found = wait_until(
+        lambda: done.search(worker.log()),
+        timeout_s,
+        "the task to return",
+        every_s=0.1,
+        detail=lambda: worker.log()[-4000:],
+    )
+    return ast.literal_eval(found.group(1))
 
 
 def _llama_servers_on(port: int) -> list[int]:

@@ -12,13 +12,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from runners.harness import orphans
+from tests.fixtures.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,14 +29,6 @@ def gone(pid: int) -> bool:
     except OSError:
         return True
     return state == "Z"
-
-
-def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_without_prctl_there_is_no_preexec_and_the_watchdog_stands_in(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,9 +4,9 @@ aborted instead of run twice. The worker-process tests are in tests/jobs/."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
-import time
 
 import pytest
 import requests
@@ -15,6 +15,7 @@ from leaderboard.jobs.models import BenchmarkJob
 from leaderboard.jobs.services import job_dispatch_spec, job_status_update, jobs_enqueue
 from leaderboard.results.models import Rig, Run
 from runners.tasks import run_benchmark
+from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,6 +31,7 @@ def test_it_reports_a_job_that_cannot_reach_its_server_as_failed(rig_env):
     job.refresh_from_db()
     assert result["status"] == "failed" == job.status
     assert job.error.startswith("ServerError: attach.url: cannot reach http://127.0.0.1:9")
+    assert job.failure_kind == "unreachable"  # the ServerError's own kind, sent with the report
     assert job.started_at is not None and job.attempt
 
 
@@ -101,14 +103,15 @@ def _alarm_once_stored(url: str, n_samples: int) -> threading.Thread:
     ``n_samples`` samples on the service: the limit lands mid-suite whatever
     the machine's speed."""
 
+    def stored() -> bool:
+        response = requests.get(url, timeout=10)
+        return response.status_code == 200 and len(response.json()["samples"]) >= n_samples
+
     def watch() -> None:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            response = requests.get(url, timeout=10)
-            if response.status_code == 200 and len(response.json()["samples"]) >= n_samples:
-                signal.setitimer(signal.ITIMER_REAL, 0.001)
-                return
-            time.sleep(0.25)
+        # A time-out here only leaves the alarm unfired: the test then fails on the run's status.
+        with contextlib.suppress(AssertionError):
+            wait_until(stored, 120, f"{n_samples} samples at {url}", every_s=0.25)
+            signal.setitimer(signal.ITIMER_REAL, 0.001)
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
