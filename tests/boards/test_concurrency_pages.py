@@ -25,12 +25,16 @@ def _series(label, per_stream, energy=None):
 
 def test_the_figure_overlays_runs_and_leaves_out_a_pane_without_data():
     figure = concurrency_figure([_series("a <b>", {1: 50.0, 2: 40.0}), _series("b", {1: 30.0, 4: 29.0})])
-    panes = {t["meta"]["pane"] for t in figure["data"]}
-    assert panes == {"aggregate", "per_stream", "ttft"}  # no J/token without NVML
-    assert len(figure["data"]) == 6
+    keys = [t for t in figure["data"] if t["meta"].get("legend")]
+    lines = [t for t in figure["data"] if "pane" in t["meta"]]
+    assert {t["meta"]["pane"] for t in lines} == {"aggregate", "per_stream", "ttft"}  # no J/token without NVML
+    assert len(lines) == 6 and len(keys) == 2
+    # Each trace has a name of its own: the legend names the run, a pane's line its run and figure.
+    assert len({t["name"] for t in figure["data"]}) == len(figure["data"])
     assert figure["layout"]["xaxis"]["tickvals"] == [1, 2, 4]
-    assert figure["data"][0]["name"] == "a &lt;b&gt;"  # user text escaped for Plotly
-    aggregate = next(t for t in figure["data"] if t["meta"]["pane"] == "aggregate")
+    assert keys[0]["name"] == "a &lt;b&gt;"  # user text escaped for Plotly
+    assert lines[0]["name"] == "a &lt;b&gt;: aggregate t/s" and not lines[0]["showlegend"]
+    aggregate = next(t for t in lines if t["meta"]["pane"] == "aggregate")
     assert aggregate["x"] == [1, 2] and aggregate["y"] == [50.0, 80.0]
     assert figure["layout"]["shapes"] == []
 

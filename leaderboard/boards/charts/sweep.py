@@ -102,7 +102,7 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
                     "type": "scatter",
                     # Against power the points are not ordered along x: markers only.
                     "mode": "lines+markers" if pane.x_log else "markers",
-                    "name": f"{esc(s.label)}: {pane.y_title}",
+                    "name": f"{esc(s.label)}: {pane.title}",
                     "legendgroup": f"s{s_index}",
                     "showlegend": False,
                     "x": [pane.x(pt) for pt in pts],
