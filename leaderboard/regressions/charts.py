@@ -126,7 +126,8 @@ def metric_figure(points: Sequence[TimelinePoint], attr: str, title: str, unit: 
             band_y += [_ci(points[i])[1] for i in segment] + [_ci(points[i])[0] for i in reversed(segment)]
         if band_x:
             data.append({"type": "scatter", "mode": "lines", "x": band_x, "y": band_y, "fill": "toself",
-                         "fillcolor": "rgba(31,119,180,0.2)", "line": {"width": 0}, "name": "95% CI",
+                         "fillcolor": "rgba(31,119,180,0.2)", "line": {"width": 0, "simplify": False},
+                         "name": "95% CI",
                          "hoverinfo": "skip"})  # fmt: skip
         lows = [_ci(p)[0] for p in points]
         highs = [_ci(p)[1] for p in points]
