@@ -100,3 +100,24 @@ def matching_depths(runs: Sequence[Run], baseline: Run) -> list[MatchedDepth]:
 def depths_differ(depths: Sequence[Depth | None]) -> bool:
     """Return True when two or more runs' headline depths are known and not all the same."""
     return len({(d.ctx_tokens, d.label if d.ctx_tokens is None else "") for d in depths if d is not None}) > 1
+
+
+@dataclass(frozen=True)
+class DepthComparison:
+    """What the compare page says about depth: each run's headline depth (by run id),
+    the runs' depths in words when they differ ('#3 at 4K'), and the depths they share."""
+
+    by_run: dict[int, Depth | None]
+    differ: list[str]
+    matched: list[MatchedDepth]
+
+
+def depth_comparison(runs: Sequence[Run], baseline: Run | None) -> DepthComparison:
+    """Return ``runs``' headline depths, whether they differ, and their matched depths against ``baseline``."""
+    by_run = {run.pk: headline_depth(run) for run in runs}
+    differ = depths_differ(list(by_run.values()))
+    return DepthComparison(
+        by_run=by_run,
+        differ=[f"#{pk} at {d.label}" for pk, d in by_run.items() if d is not None] if differ else [],
+        matched=matching_depths(runs, baseline) if baseline is not None else [],
+    )

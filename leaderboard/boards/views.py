@@ -21,7 +21,7 @@ from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions
 from leaderboard.boards.charts.steps import StepData, steps_figure
 from leaderboard.boards.charts.sweep import sweep_figure
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
-from leaderboard.boards.depths import depths_differ, headline_depth, matching_depths
+from leaderboard.boards.depths import depth_comparison
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
 from leaderboard.boards.formatting import printed_figure
@@ -60,7 +60,7 @@ from leaderboard.core.api.errors import api_not_found
 from leaderboard.core.fits import printed_fit
 from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
-from leaderboard.results.models import RigGpu, Run
+from leaderboard.results.models import PublishedExperiment, RigGpu, Run
 from leaderboard.results.selectors import model_files_visible_to
 
 # The leaderboard's columns as (sort key or "", heading, css class), in the
@@ -286,17 +286,13 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         usd_per_kwh=price,
         spreads=spreads_for(runs),
     )
-    depths = {r.pk: headline_depth(r) for r in runs}
+    # Headline figures measured at different context depths, and the depths the runs' sweeps share.
+    depths = depth_comparison(runs, baseline)
     context = {
-        "compared": [(c, depths[c.run.pk]) for c in compared],
+        "compared": [(c, depths.by_run[c.run.pk]) for c in compared],
         "baseline": baseline,
-        # Headline figures measured at different context depths, and the depths the runs' sweeps share.
-        "depths_differ": (
-            [f"#{pk} at {d.label}" for pk, d in depths.items() if d is not None]
-            if depths_differ(list(depths.values()))
-            else []
-        ),
-        "matched": matching_depths(runs, baseline) if baseline is not None else [],
+        "depths_differ": depths.differ,
+        "matched": depths.matched,
         "test": test,
         "tests": TESTS,
         "run_ids": ",".join(str(r.pk) for r in runs),
@@ -390,6 +386,10 @@ def source_page(request: HttpRequest, source_id: int) -> HttpResponse:
     return render(request, "boards/source.html", context)
 
 
+def _step(phase: PublishedExperiment, label: str) -> StepData:
+    return StepData(label, phase.decode_tokens_per_s, phase.notes, printed_figure(phase, "decode_tokens_per_s"))
+
+
 @require_GET
 def experiments(request: HttpRequest) -> HttpResponse:
     """Every article's tuning journey, each at ``#source-<id>``: the one page for them
@@ -397,16 +397,8 @@ def experiments(request: HttpRequest) -> HttpResponse:
     journeys = []
     for position, journey in enumerate(experiment_journeys(), start=1):
         figure = steps_figure(
-            [
-                StepData(
-                    f"{p.phase}: {p.label}", p.decode_tokens_per_s, p.notes, printed_figure(p, "decode_tokens_per_s")
-                )
-                for p in journey.phases
-            ],
-            side_tests=[
-                StepData(p.label, p.decode_tokens_per_s, p.notes, printed_figure(p, "decode_tokens_per_s"))
-                for p in journey.side_tests
-            ],
+            [_step(p, f"{p.phase}: {p.label}") for p in journey.phases],
+            side_tests=[_step(p, p.label) for p in journey.side_tests],
         )
         fits = []
         for fit_position, fit in enumerate(journey.fits, start=1):

@@ -124,7 +124,8 @@ SWEEP = (
   for (const [pane, [column, digits]] of Object.entries(panes)) {
     const trace = lines(gd).find(t => t.name.endsWith(': ' + pane));
     const expected = rows.map(r => [tokensOf(r[0]), num(r[column])]).filter(([, v]) => v !== null);
-    const drawn = trace ? trace.x.map((x, i) => [x, trace.y[i]]) : [];
+    // A depth without the figure is a gap (null), drawn as no point.
+    const drawn = trace ? trace.x.map((x, i) => [x, trace.y[i]]).filter(([, y]) => y !== null) : [];
     if (drawn.length !== expected.length) {
       problems.push(`sweep: ${pane} has ${drawn.length} points, the table ${expected.length}`);
       continue;

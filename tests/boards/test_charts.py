@@ -152,3 +152,21 @@ def test_a_printed_fit_and_a_campaigns_fit_draw_one_curve() -> None:
     assert printed["hovertext"][0] == f"model_size_gb = 0.0<br>{9.81e-6 * 42**4.247:.2f} t/s"
     assert curve["x"][30] == 21.0 and curve["y"][30] == printed["y"][20]
     assert curve["name"] == "9.81e-06·(42 − x)^4.247, R² = 0.900" and "hovertext" not in curve
+
+
+def test_a_missing_figure_is_a_gap_in_its_line_not_a_line_across_it() -> None:
+    """Three depths, the middle one without prefill: the prefill line has a None there
+    and does not join its neighbours; against power the point is left out."""
+    series = SweepSeries(
+        "gappy",
+        [
+            SweepPointData(4096, prefill_tokens_per_s=600.0, decode_tokens_per_s=46.0, power_w=800.0),
+            SweepPointData(8192, decode_tokens_per_s=45.0, power_w=810.0),
+            SweepPointData(16384, prefill_tokens_per_s=580.0, decode_tokens_per_s=44.0, power_w=820.0),
+        ],
+    )
+    lines = {t["name"]: t for t in sweep_figure([series])["data"] if not t.get("meta")}
+    prefill = lines["gappy: Prefill vs context"]
+    assert prefill["x"] == [4096, 8192, 16384] and prefill["y"] == [600.0, None, 580.0]
+    assert prefill["connectgaps"] is False
+    assert lines["gappy: Decode vs context"]["y"] == [46.0, 45.0, 44.0]

@@ -109,7 +109,8 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
         data += [legend_key(esc(s.label), group=f"s{i}", color=color(i)) for i, s in enumerate(series)]
     for pane, suffix in zip(panes, suffixes, strict=True):
         for s_index, s in enumerate(series):
-            levels = sorted((lv for lv in s.levels if pane.y(lv) is not None), key=lambda lv: lv.concurrency)
+            # A level without this pane's figure is a gap in the line, not a line drawn across it.
+            levels = sorted(s.levels, key=lambda lv: lv.concurrency)
             data.append(
                 {
                     "type": "scatter",
@@ -119,6 +120,7 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
                     "showlegend": False,
                     "x": [lv.concurrency for lv in levels],
                     "y": [pane.y(lv) for lv in levels],
+                    "connectgaps": False,
                     "hovertext": [_hover(s, pane, lv) for lv in levels],
                     "hoverinfo": "text",
                     "line": {"color": color(s_index)},

@@ -90,7 +90,9 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
         data += [legend_key(esc(s.label), group=f"s{i}", color=color(i)) for i, s in enumerate(series)]
     for pane, suffix in zip(panes, suffixes, strict=True):
         for s_index, s in enumerate(series):
-            pts = [pt for pt in s.points if pane.x(pt) is not None and pane.y(pt) is not None]
+            # A depth without this pane's figure is a gap in the line (None, connectgaps off), not a
+            # line drawn across it; against power, a point needs both.
+            pts = [pt for pt in s.points if pane.x(pt) is not None and (pane.x_log or pane.y(pt) is not None)]
             hover = [
                 f"{esc(s.label)}<br>{esc(pt.ctx_label or pt.ctx_tokens or '?')} context"
                 f"<br>{pane.y_title}: {fmt(pane.y(pt), pane.digits)} {pane.y_unit}"
@@ -107,6 +109,7 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
                     "showlegend": False,
                     "x": [pane.x(pt) for pt in pts],
                     "y": [pane.y(pt) for pt in pts],
+                    "connectgaps": False,
                     "hovertext": hover,
                     "hoverinfo": "text",
                     "line": {"color": color(s_index)},
