@@ -174,3 +174,68 @@ def latency_percentiles(samples: Sequence[Any]) -> dict[str, Figure]:
     out = {f"ttft_ms_p{q}": percentile_figure(ttft, q, what="TTFT") for q in (50, 90, 99)}
     out.update({f"itl_ms_p{q}": percentile_figure(itl, q, what="inter-token latency") for q in (50, 99)})
     return out
+
+
+@dataclass(frozen=True)
+class StreamTime:
+    """Where one stream's wall time went, from its requests one after another (a level
+    of 1 stream): the reason its aggregate t/s is below its per-stream decode mean."""
+
+    n_requests: int
+    output_tokens: int
+    span_s: float
+    # Summed over the requests: time to first token (the prompt's processing) and decoding.
+    first_token_s: float
+    decode_s: float
+    decode_tokens_per_s: list[float]
+
+    @property
+    def aggregate_tokens_per_s(self) -> float:
+        """Output tokens over the wall time: the level's aggregate t/s."""
+        return self.output_tokens / self.span_s
+
+    @property
+    def slowest_tokens_per_s(self) -> float:
+        return min(self.decode_tokens_per_s)
+
+    @property
+    def fastest_tokens_per_s(self) -> float:
+        return max(self.decode_tokens_per_s)
+
+    @property
+    def pooled_decode_tokens_per_s(self) -> float | None:
+        """Output tokens over the time spent decoding them: decode speed without the wait for first tokens."""
+        return self.output_tokens / self.decode_s if self.decode_s > 0 else None
+
+
+def stream_time(requests: Sequence[Any]) -> StreamTime | None:
+    """Return how the wall time of a single stream's requests (mappings or objects with
+    docs/api.md's request fields) splits into waiting for first tokens and decoding;
+    a request's decode time is its tokens over its decode speed. None without a
+    successful request that has times, tokens and a decode speed."""
+    ok = [r for r in requests if not _get(r, "error")]
+    starts = [s for r in ok if (s := _get(r, "started_s")) is not None]
+    ends = [e for r in ok if (e := _get(r, "ended_s")) is not None]
+    speeds: list[float] = []
+    tokens = decode_s = first_token_s = 0.0
+    for r in ok:
+        speed = decode_tokens_per_s(
+            server=_get(r, "decode_tokens_per_s_server"), client=_get(r, "decode_tokens_per_s_client")
+        )
+        made = _get(r, "tokens_generated")
+        if speed is None or speed <= 0 or not made:
+            return None
+        speeds.append(speed)
+        tokens += made
+        decode_s += made / speed
+        first_token_s += float(_get(r, "ttft_ms") or 0) / 1000
+    if not speeds or not starts or not ends or max(ends) <= min(starts):
+        return None
+    return StreamTime(
+        n_requests=len(speeds),
+        output_tokens=int(tokens),
+        span_s=max(ends) - min(starts),
+        first_token_s=first_token_s,
+        decode_s=decode_s,
+        decode_tokens_per_s=speeds,
+    )

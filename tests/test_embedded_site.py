@@ -54,7 +54,7 @@ print(json.dumps({
     "dual_on_3090_ti_page": [int(m) for m in re.findall(r'name="runs" value="(\d+)"', gpu_page)],
     "rows": first_cells,
     "decode_deltas": decode_deltas,
-    "points_per_pane": [len(t["x"]) for t in figure["data"]],
+    "points_per_pane": [len(t["x"]) for t in figure["data"] if not t.get("meta", {}).get("legend")],
     "summary_source": run.summary_source,
     "on_board": run.pk in ids,
     "with_kwh_first": ids[: len(with_kwh)] and set(ids[: len(with_kwh)]) == with_kwh,

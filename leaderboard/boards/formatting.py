@@ -36,6 +36,23 @@ def as_printed(value: Any) -> str:
     return f"{number:,.10f}".rstrip("0")
 
 
+def printed_figure(obj: Any, name: str) -> str:
+    """Return ``obj``'s figure ``name`` with the digits the article printed it with
+    (``obj.printed``, by field: 249.30 stays 249.30, thousands separated), else as
+    ``as_printed`` gives it; '–' when missing. A printed text that no longer matches
+    the stored value is not trusted."""
+    value = getattr(obj, name, None)
+    text = (getattr(obj, "printed", None) or {}).get(name)
+    if value is None or not isinstance(text, str) or not _PRINTED.fullmatch(text) or float(text) != float(value):
+        return as_printed(value)
+    whole, dot, fraction = text.partition(".")
+    sign = "-" if whole.startswith("-") else ""
+    return f"{sign}{int(whole.lstrip('-')):,}{dot}{fraction}"
+
+
+_PRINTED = re.compile(r"-?\d+(\.\d+)?")
+
+
 def vram_gib(mib: Any) -> str:
     if mib is None:
         return "–"

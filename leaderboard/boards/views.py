@@ -21,7 +21,9 @@ from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions
 from leaderboard.boards.charts.steps import StepData, steps_figure
 from leaderboard.boards.charts.sweep import sweep_figure
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
+from leaderboard.boards.depths import depth_comparison
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
+from leaderboard.boards.formatting import printed_figure
 from leaderboard.boards.rows import run_label, run_row
 from leaderboard.boards.selectors.concurrency import (
     HEADLINE_LATENCY,
@@ -57,7 +59,7 @@ from leaderboard.core.api.errors import api_not_found
 from leaderboard.core.fits import printed_fit
 from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
-from leaderboard.results.models import RigGpu, Run
+from leaderboard.results.models import PublishedExperiment, RigGpu, Run
 from leaderboard.results.selectors import model_files_visible_to
 
 # The leaderboard's columns as (sort key or "", heading, css class), in the
@@ -269,9 +271,13 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         usd_per_kwh=price,
         spreads=spreads_for(runs),
     )
+    # Headline figures measured at different context depths, and the depths the runs' sweeps share.
+    depths = depth_comparison(runs, baseline)
     context = {
-        "compared": compared,
+        "compared": [(c, depths.by_run[c.run.pk]) for c in compared],
         "baseline": baseline,
+        "depths_differ": depths.differ,
+        "matched": depths.matched,
         "test": test,
         "tests": TESTS,
         "run_ids": ",".join(str(r.pk) for r in runs),
@@ -329,7 +335,17 @@ def published_comparison(request: HttpRequest, comparison_id: int) -> HttpRespon
     if comparison is None:
         raise Http404("no such comparison")
     rows = list(comparison.rows.all())
-    figure = bar_figure([BarItem(label=r.label, value=r.decode_tokens_per_s, detail=r.note) for r in rows])
+    figure = bar_figure(
+        [
+            BarItem(
+                label=r.label,
+                value=r.decode_tokens_per_s,
+                detail=r.note,
+                shown=printed_figure(r, "decode_tokens_per_s"),
+            )
+            for r in rows
+        ]
+    )
     run_ids = ",".join(str(r.run_id) for r in rows if r.run_id)
     return render(
         request,
@@ -355,18 +371,26 @@ def source_page(request: HttpRequest, source_id: int) -> HttpResponse:
     return render(request, "boards/source.html", context)
 
 
+def _step(phase: PublishedExperiment, label: str) -> StepData:
+    return StepData(label, phase.decode_tokens_per_s, phase.notes, printed_figure(phase, "decode_tokens_per_s"))
+
+
 @require_GET
 def experiments(request: HttpRequest) -> HttpResponse:
+    """Every article's tuning journey, each at ``#source-<id>``: the one page for them
+    (/campaigns/reported/<id>/ redirects here)."""
     journeys = []
     for position, journey in enumerate(experiment_journeys(), start=1):
         figure = steps_figure(
-            [StepData(f"{p.phase}: {p.label}", p.decode_tokens_per_s, p.notes) for p in journey.phases],
-            side_tests=[StepData(p.label, p.decode_tokens_per_s, p.notes) for p in journey.side_tests],
+            [_step(p, f"{p.phase}: {p.label}") for p in journey.phases],
+            side_tests=[_step(p, p.label) for p in journey.side_tests],
         )
         fits = []
         for fit_position, fit in enumerate(journey.fits, start=1):
             law = printed_fit(fit.formula)
             fit_figure = power_law_figure(law, label=fit.name) if law else None
             fits.append((fit, law, fit_figure, f"fit-{position}-{fit_position}"))
-        journeys.append((journey, figure, f"journey-{position}", fits))
+        # Seed 003's fit is over a figure its phases do not give (the GB of the model in system RAM).
+        refit_note = journey.source.key.startswith("003")
+        journeys.append((journey, figure, f"journey-{position}", fits, refit_note))
     return render(request, "boards/experiments.html", {"journeys": journeys})

@@ -4,11 +4,11 @@ effects, Pareto front, failure boundary, fit, recommendation)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.text import slugify
 
 from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
@@ -32,54 +32,12 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@dataclass
-class ReportedTrial:
-    """A published phase shown as a trial: its figure as reported, no samples."""
-
-    number: int
-    params: dict[str, Any]
-    state: str
-    value: float | None
-    label: str
-    notes: str
-    metrics: dict[str, Any] = field(default_factory=dict)
-    samples: list[Any] = field(default_factory=list)
-    failure_kind: str = ""
-    failure_reason: str = ""
-    log_tail: str = ""
-    duration_s: float | None = None
-
-
 def reported_campaign(request: HttpRequest, source_id: int) -> HttpResponse:
-    """An article's tuning journey (seed 003's phases) as a reported campaign:
-    the phases in order, best-so-far, the article's own fits, as reported."""
-    source, experiments = reported_source_get(source_id=source_id)
-    trials = [
-        ReportedTrial(
-            number=i,
-            params=dict(e.config),
-            state="complete" if e.decode_tokens_per_s is not None else "failed",
-            value=e.decode_tokens_per_s,
-            label=f"{e.phase}: {e.label}" if e.phase else e.label,
-            notes=e.notes,
-        )
-        for i, e in enumerate(experiments, 1)
-    ]
-    analysis = campaign_analysis({"objective": "decode_tokens_per_s", "space": {}}, trials)
-    figure = best_so_far_figure(analysis, "decode t/s (as reported)")
-    return render(
-        request,
-        "campaigns/reported.html",
-        {
-            "source": source,
-            "trials": trials,
-            "analysis": analysis,
-            "figure": figure,
-            "fits": source.fits.all(),
-            # The fit in the campaign pages' notation is seed 003's own.
-            "seed_003": source.key.startswith("003"),
-        },
-    )
+    """An article's tuning journey (seed 003's phases) has one page, the experiments
+    page's section for its source: this address, once a page of its own showing
+    the same phases, redirects there (404 for a source without phases)."""
+    source, _ = reported_source_get(source_id=source_id)
+    return redirect(f"{reverse('boards:experiments')}#source-{source.pk}", permanent=True)
 
 
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:

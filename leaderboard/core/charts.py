@@ -77,6 +77,24 @@ def pane_grid(
     return layout, suffixes
 
 
+def legend_key(name: str, *, group: str, color: str) -> dict[str, Any]:
+    """Return a trace with no points that names ``group`` once in the legend, in
+    ``color``: a figure of several panes names each pane's line for its run and its
+    figure (no two traces share a name) and shows none of them in the legend.
+    ``name`` is escaped by the caller."""
+    return {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": name,
+        "legendgroup": group,
+        "x": [None],
+        "y": [None],
+        "hoverinfo": "skip",
+        "line": {"color": color},
+        "meta": {"legend": True},
+    }
+
+
 def fmt(value: float | None, digits: int = 1) -> str:
     """Return ``value`` as hover text prints it: ``digits`` decimals with thousands
     separators, none from 10,000 up; "–" for None."""

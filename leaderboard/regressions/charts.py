@@ -4,7 +4,13 @@
 One point per build on a category axis of short commits. A failed build is a
 gap in the line (None, connectgaps off) with a grey band and a "build failed"
 label; regressions and improvements are red / green markers. Commits and other
-text are escaped: Plotly renders a subset of HTML in labels and hover text."""
+text are escaped: Plotly renders a subset of HTML in labels and hover text.
+
+Decode's 95% CI is drawn as one closed shape per run of consecutive builds that
+have a CI (``ci_segments``), never across a build without one: Plotly's
+``fill: 'tonexty'`` between two traces with gaps pairs the wrong points (a band
+that shrank at one build and ran across a failed one). Each point also carries
+its CI as an error bar, so a build between two failed ones shows its interval."""
 
 from __future__ import annotations
 
@@ -41,7 +47,13 @@ def _layout(title: str, unit: str, points: Sequence[TimelinePoint]) -> dict[str,
         # upright commit labels on a phone).
         margin={"l": 60, "r": 20, "t": 60, "b": 60},
         legend={"orientation": "h", "x": 0, "y": 1.1, "yanchor": "bottom"},
-        xaxis={"type": "category", "title": {"text": "build (commit)"}},
+        # The builds' order, whatever trace names a commit first (the CI shape skips failed builds).
+        xaxis={
+            "type": "category",
+            "title": {"text": "build (commit)"},
+            "categoryorder": "array",
+            "categoryarray": [_esc(p.short_commit) for p in points],
+        },  # fmt: skip
         yaxis={"title": {"text": f"{title} ({unit})"}},
         shapes=shapes,
         annotations=annotations,
@@ -65,6 +77,31 @@ def _hover(p: TimelinePoint, value: float | None, unit: str) -> str:
     return "<br>".join(parts)
 
 
+def _ci(p: TimelinePoint) -> tuple[float | None, float | None]:
+    """Return the build's decode 95% CI (low, high); (None, None) without both ends or for a failed build."""
+    low, high = p.decode_tokens_per_s_ci95_low, p.decode_tokens_per_s_ci95_high
+    if p.failed or low is None or high is None:
+        return None, None
+    return low, high
+
+
+def ci_segments(points: Sequence[TimelinePoint]) -> list[list[int]]:
+    """Return the indexes of ``points`` in runs of consecutive builds that have a
+    decode CI: a failed build, or one without a CI, ends a run."""
+    segments: list[list[int]] = []
+    current: list[int] = []
+    for i, p in enumerate(points):
+        if _ci(p)[0] is None:
+            if current:
+                segments.append(current)
+            current = []
+        else:
+            current.append(i)
+    if current:
+        segments.append(current)
+    return segments
+
+
 def metric_figure(points: Sequence[TimelinePoint], attr: str, title: str, unit: str) -> Figure:
     """Return one metric's timeline; decode also gets its 95% CI band and the
     verdict markers. With no figure at all, return a figure with no traces."""
@@ -73,19 +110,37 @@ def metric_figure(points: Sequence[TimelinePoint], attr: str, title: str, unit: 
     if all(y is None for y in ys):
         return {"data": [], "layout": _layout(title, unit, points)}
     data: list[dict[str, Any]] = []
+    line: dict[str, Any] = {
+        "type": "scatter", "mode": "lines+markers", "x": xs, "y": ys, "name": f"{title} ({unit})",
+        "connectgaps": False, "line": {"color": "#1f77b4"},
+        "text": [_hover(p, y, unit) for p, y in zip(points, ys, strict=True)], "hoverinfo": "text",
+    }  # fmt: skip
     if attr == "decode_tokens_per_s_mean":
-        lows = [p.decode_tokens_per_s_ci95_low for p in points]
-        highs = [p.decode_tokens_per_s_ci95_high for p in points]
-        data.append({"type": "scatter", "mode": "lines", "x": xs, "y": highs, "line": {"width": 0},
-                     "hoverinfo": "skip", "showlegend": False, "connectgaps": False})  # fmt: skip
-        data.append({"type": "scatter", "mode": "lines", "x": xs, "y": lows, "line": {"width": 0},
-                     "fill": "tonexty", "fillcolor": "rgba(31,119,180,0.2)", "name": "95% CI",
-                     "hoverinfo": "skip", "connectgaps": False})  # fmt: skip
-    data.append(
-        {"type": "scatter", "mode": "lines+markers", "x": xs, "y": ys, "name": f"{title} ({unit})",
-         "connectgaps": False, "line": {"color": "#1f77b4"},
-         "text": [_hover(p, y, unit) for p, y in zip(points, ys, strict=True)], "hoverinfo": "text"}
-    )  # fmt: skip
+        band_x: list[str | None] = []
+        band_y: list[float | None] = []
+        for segment in ci_segments(points):
+            if band_x:
+                band_x.append(None)  # a gap: the next segment is a shape of its own
+                band_y.append(None)
+            band_x += [xs[i] for i in segment] + [xs[i] for i in reversed(segment)]
+            band_y += [_ci(points[i])[1] for i in segment] + [_ci(points[i])[0] for i in reversed(segment)]
+        if band_x:
+            data.append({"type": "scatter", "mode": "lines", "x": band_x, "y": band_y, "fill": "toself",
+                         "fillcolor": "rgba(31,119,180,0.2)", "line": {"width": 0, "simplify": False},
+                         "name": "95% CI",
+                         "hoverinfo": "skip"})  # fmt: skip
+        lows = [_ci(p)[0] for p in points]
+        highs = [_ci(p)[1] for p in points]
+        if any(low is not None for low in lows):
+            # Error bars are offsets from the mean; a build without a CI (or a figure) gets none.
+            line["error_y"] = {
+                "type": "data", "symmetric": False, "visible": True, "thickness": 1, "width": 3,
+                "color": "rgba(31,119,180,0.6)",
+                "array": [h - y if h is not None and y is not None else None for h, y in zip(highs, ys, strict=True)],
+                "arrayminus": [y - lo if lo is not None and y is not None else None
+                               for lo, y in zip(lows, ys, strict=True)],
+            }  # fmt: skip
+    data.append(line)
     if attr == "decode_tokens_per_s_mean":
         for kind, color, symbol in (
             ("regression", "#d62728", "triangle-down"),

@@ -86,7 +86,9 @@
     }
     if (el.clientWidth < 640) {
       // A phone's legend does not wrap: keep a long run label's first parts (the hover has it all).
+      // A trace the legend does not show keeps its whole name (its run and its pane).
       figure.data.forEach(function (trace) {
+        if (trace.showlegend === false) { return; }
         var parts = String(trace.name || "").split(" · ");
         var name = parts[0];
         for (var i = 1; i < parts.length && (name + " · " + parts[i]).length <= 40; i++) { name += " · " + parts[i]; }

@@ -51,7 +51,8 @@ def wait_for_charts(page, count: int) -> None:
 
 
 def trace_count(page, chart_id: str) -> int:
-    return page.evaluate(f"document.getElementById('{chart_id}').data.length")
+    """Return the chart's traces with points: the legend's keys (one per run) are not counted."""
+    return page.evaluate(f"document.getElementById('{chart_id}').data.filter(t => !(t.meta && t.meta.legend)).length")
 
 
 def test_leaderboard_filter_run_and_compare_in_a_browser(live_server, browser_page, screenshot_dir, site_data) -> None:

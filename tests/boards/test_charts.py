@@ -28,19 +28,27 @@ def seed_001_series(label: str = "six 3090s") -> SweepSeries:
 def test_the_sweep_figure_has_seed_001s_panes_on_a_log_context_axis() -> None:
     figure = sweep_figure([seed_001_series()])
 
-    # Seed 001's own panes, "efficiency vs context" and "power range" among them.
-    assert len(figure["data"]) == 7
+    # Seed 001's own panes, "efficiency vs context" and "power range" among them; the
+    # run's legend key first, then one line per pane, each named for its pane.
+    key, *lines = figure["data"]
+    assert key["meta"] == {"legend": True} and key["name"] == "six 3090s" and key["x"] == [None]
+    assert len(lines) == 7 and len({t["name"] for t in figure["data"]}) == 8
+    assert not any(t["showlegend"] for t in lines)
     titles = [a["text"] for a in figure["layout"]["annotations"]]
     assert "<b>Efficiency vs context</b>" in titles and "<b>Power range vs context</b>" in titles
     assert figure["layout"]["grid"] == {"rows": 4, "columns": 2, "pattern": "independent", "ygap": 0.45, "xgap": 0.15}
     assert [figure["layout"][f"xaxis{s}"]["type"] for s in ("", "2", "3", "4", "5", "6")] == ["log"] * 6
     assert figure["layout"]["xaxis7"]["type"] == "linear"  # efficiency against power
-    decode = figure["data"][1]
+    decode = lines[1]
+    assert decode["name"] == "six 3090s: Decode vs context"
     assert decode["y"] == [46.3, 45.9, 45.3, 43.9, 41.2, 37.1, 33.6]
     assert decode["hovertext"][0] == "six 3090s<br>4K context<br>decode t/s: 46.3 t/s"
-    assert figure["data"][6]["x"] == [818, 831, 828, 831, 838, 842, 856]
-    assert "power: 818 W" in figure["data"][6]["hovertext"][0]
-    assert figure["data"][4]["y"][0] == pytest.approx(46.3 / 818)  # decode t/s per W
+    assert lines[6]["x"] == [818, 831, 828, 831, 838, 842, 856]
+    assert "power: 818 W" in lines[6]["hovertext"][0]
+    assert lines[4]["y"][0] == pytest.approx(46.3 / 818)  # decode t/s per W
+    # Enough digits that the pane's values differ: 0.057 and 0.039 t/s per W, not 0.1 and 0.0.
+    assert "t/s per W: 0.057 t/s per W" in lines[4]["hovertext"][0]
+    assert "t/s per W: 0.039 t/s per W" in lines[4]["hovertext"][-1]
 
 
 def test_the_sweep_figure_overlays_several_runs_and_skips_empty_panes() -> None:
@@ -49,9 +57,10 @@ def test_the_sweep_figure_overlays_several_runs_and_skips_empty_panes() -> None:
     figure = sweep_figure([seed_001_series("a"), seed_001_series("b"), decode_only])
     only = sweep_figure([decode_only])
 
-    assert len(figure["data"]) == 21
-    assert [t["showlegend"] for t in figure["data"][:3]] == [True, True, True]
-    assert len(only["data"]) == 1 and only["layout"]["grid"]["rows"] == 1
+    keys = [t for t in figure["data"] if t.get("meta", {}).get("legend")]
+    assert [k["name"] for k in keys] == ["a", "b", "decode only"]  # the legend names each run once
+    assert len(figure["data"]) == 3 + 21 and len({t["name"] for t in figure["data"]}) == 24
+    assert len(only["data"]) == 2 and only["layout"]["grid"]["rows"] == 1
     assert sweep_figure([])["data"] == []
 
 
@@ -143,3 +152,21 @@ def test_a_printed_fit_and_a_campaigns_fit_draw_one_curve() -> None:
     assert printed["hovertext"][0] == f"model_size_gb = 0.0<br>{9.81e-6 * 42**4.247:.2f} t/s"
     assert curve["x"][30] == 21.0 and curve["y"][30] == printed["y"][20]
     assert curve["name"] == "9.81e-06·(42 − x)^4.247, R² = 0.900" and "hovertext" not in curve
+
+
+def test_a_missing_figure_is_a_gap_in_its_line_not_a_line_across_it() -> None:
+    """Three depths, the middle one without prefill: the prefill line has a None there
+    and does not join its neighbours; against power the point is left out."""
+    series = SweepSeries(
+        "gappy",
+        [
+            SweepPointData(4096, prefill_tokens_per_s=600.0, decode_tokens_per_s=46.0, power_w=800.0),
+            SweepPointData(8192, decode_tokens_per_s=45.0, power_w=810.0),
+            SweepPointData(16384, prefill_tokens_per_s=580.0, decode_tokens_per_s=44.0, power_w=820.0),
+        ],
+    )
+    lines = {t["name"]: t for t in sweep_figure([series])["data"] if not t.get("meta")}
+    prefill = lines["gappy: Prefill vs context"]
+    assert prefill["x"] == [4096, 8192, 16384] and prefill["y"] == [600.0, None, 580.0]
+    assert prefill["connectgaps"] is False
+    assert lines["gappy: Decode vs context"]["y"] == [46.0, 45.0, 44.0]

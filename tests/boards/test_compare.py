@@ -83,8 +83,9 @@ def test_it_overlays_the_sweeps_of_the_compared_runs(client: Client, board_run) 
     html = client.get(f"/compare/?runs={a.pk},{b.pk}").text
 
     sweep = figure_in(html, "sweep-fig")
-    assert len(sweep["data"]) == 14
-    assert {len(t["x"]) for t in sweep["data"]} == {7, 3}
+    lines = [t for t in sweep["data"] if not t.get("meta", {}).get("legend")]
+    assert len(lines) == 14  # 7 panes × 2 runs, besides one legend key per run
+    assert {len(t["x"]) for t in lines} == {7, 3}
 
 
 def test_it_asks_for_two_to_six_runs(client: Client, board_run) -> None:
@@ -121,3 +122,37 @@ def test_a_difference_rounding_to_zero_is_the_same_not_slower(client: Client, re
     page = client.get(f"/compare/?runs={a.pk},{b.pk}").content.decode()
     assert "the same (within 0.05%)" in page
     assert "-0.0%" not in page and "slower" not in page
+
+
+def test_runs_measured_at_different_depths_are_said_so_and_compared_where_their_sweeps_meet(client: Client) -> None:
+    """Seed 001: the 122B's headline is its 4K point (46.3 t/s), the 397B was printed
+    only at 8K (42.1 t/s). The page says the depths differ and compares them at 8K,
+    where the article has both (45.9 against 42.1): −8.3%, not the −9.1% of 4K against 8K."""
+    from leaderboard.results.models import Run
+    from leaderboard.results.services.published import published_import
+
+    published_import()
+    big = Run.objects.get(report_key="six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep")
+    bigger = Run.objects.get(report_key="six-3090-qwen35-397b-ud-tq1-0")
+
+    html = client.get(f"/compare/?runs={big.pk},{bigger.pk}").text
+
+    warning = html.split('id="depth-warning"')[1].split("</p>")[0]
+    assert f"#{big.pk} at 4K, #{bigger.pk} at 8K" in warning
+    matched = html.split('id="matched"')[1].split("</table>")[0]
+    rows = [r for r in matched.split("<tr>")[1:] if "<td>" in r]
+    assert len(rows) == 1 and "<td>8K</td>" in rows[0]  # the one depth both sweeps have
+    assert ">45.90<" in rows[0] and ">42.10<" in rows[0]
+    assert f">{(42.1 - 45.9) / 45.9 * 100:+.1f}%<" in rows[0]
+    assert "-9.1%" in row_cells(html, bigger.pk)  # the headline Δ stays, under the warning
+    # The strip chart starts at zero: no axis from 42 to 46 that magnifies the gap.
+    assert figure_in(html, "dist")["layout"]["yaxis"]["rangemode"] == "tozero"
+
+
+def test_runs_at_one_depth_get_no_depth_warning(client: Client, board_run) -> None:
+    a = board_run(tps=MTP)
+    b = board_run(tps=NVFP4, engine="vllm")
+
+    html = client.get(f"/compare/?runs={a.pk},{b.pk}").text
+
+    assert 'id="depth-warning"' not in html and 'id="matched"' not in html

@@ -43,8 +43,9 @@ def loaded_runs():
 
 def _figure_traces(page, chart: str):
     return page.evaluate(
-        f"Array.from(document.getElementById('{chart}').data).map(t => [t.meta && t.meta.pane, t.x, t.y,"
-        " t.meta && t.meta.below_floor || null])"
+        # The legend's keys (one per run, no points) are not a pane's line.
+        f"Array.from(document.getElementById('{chart}').data).filter(t => !(t.meta && t.meta.legend))"
+        ".map(t => [t.meta && t.meta.pane, t.x, t.y, t.meta && t.meta.below_floor || null])"
     )
 
 

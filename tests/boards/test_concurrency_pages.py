@@ -25,12 +25,16 @@ def _series(label, per_stream, energy=None):
 
 def test_the_figure_overlays_runs_and_leaves_out_a_pane_without_data():
     figure = concurrency_figure([_series("a <b>", {1: 50.0, 2: 40.0}), _series("b", {1: 30.0, 4: 29.0})])
-    panes = {t["meta"]["pane"] for t in figure["data"]}
-    assert panes == {"aggregate", "per_stream", "ttft"}  # no J/token without NVML
-    assert len(figure["data"]) == 6
+    keys = [t for t in figure["data"] if t["meta"].get("legend")]
+    lines = [t for t in figure["data"] if "pane" in t["meta"]]
+    assert {t["meta"]["pane"] for t in lines} == {"aggregate", "per_stream", "ttft"}  # no J/token without NVML
+    assert len(lines) == 6 and len(keys) == 2
+    # Each trace has a name of its own: the legend names the run, a pane's line its run and figure.
+    assert len({t["name"] for t in figure["data"]}) == len(figure["data"])
     assert figure["layout"]["xaxis"]["tickvals"] == [1, 2, 4]
-    assert figure["data"][0]["name"] == "a &lt;b&gt;"  # user text escaped for Plotly
-    aggregate = next(t for t in figure["data"] if t["meta"]["pane"] == "aggregate")
+    assert keys[0]["name"] == "a &lt;b&gt;"  # user text escaped for Plotly
+    assert lines[0]["name"] == "a &lt;b&gt;: aggregate t/s" and not lines[0]["showlegend"]
+    aggregate = next(t for t in lines if t["meta"]["pane"] == "aggregate")
     assert aggregate["x"] == [1, 2] and aggregate["y"] == [50.0, 80.0]
     assert figure["layout"]["shapes"] == []
 
@@ -97,3 +101,26 @@ def test_the_leaderboard_ranks_at_a_level_with_its_filters(client, loaded_run):
     assert "No finished run was measured at 8 streams." in empty
     filtered = client.get("/?concurrency=4&engine=vllm").content.decode()
     assert "No finished run was measured at 4 streams." in filtered
+
+
+def test_the_concurrency_page_explains_aggregate_against_per_stream_at_one_stream(client, loaded_run):
+    """At 1 stream the aggregate (tokens over wall time) is below the per-stream decode
+    mean: the page says where the time went, from the level's own requests, and says
+    its heading once."""
+    page = client.get(f"/concurrency/?runs={loaded_run.pk}").content.decode()
+
+    assert page.count("Under load: concurrent streams") == 1
+    assert 'id="aggregate-note"' in page
+    note = page.split(f'id="single-stream-{loaded_run.pk}"')[1].split("</p>")[0]
+    level = loaded_run.concurrency_levels.get(concurrency=1)
+    requests = list(level.requests.all())
+    tokens = sum(r.tokens_generated for r in requests)
+    span = max(r.ended_s for r in requests) - min(r.started_s for r in requests)
+    waiting = sum(r.ttft_ms for r in requests) / 1000
+    decoding = sum(r.tokens_generated / r.decode_tokens_per_s_server for r in requests)
+    assert f"{tokens} output tokens in {span:.1f} s of wall time, {tokens / span:.1f} t/s aggregate" in note
+    assert f"{waiting:.1f} s of that went to waiting for first tokens" in note
+    assert f"in {decoding:.1f} s, is {tokens / decoding:.1f} t/s" in note
+    assert f"The per-stream mean, {level.decode_tokens_per_s_mean:.1f} t/s" in note
+    # The run page and the compare page keep their own heading for the section.
+    assert "Under load: concurrent streams" in client.get(f"/runs/{loaded_run.pk}/").content.decode()

@@ -83,9 +83,10 @@ def test_its_charts_have_traces_with_units(client: Client, seed_004_run) -> None
     assert "t/s" in reps["data"][0]["hovertext"][0]
     assert len(accept["data"][0]["y"]) == 10
     assert "%" in accept["data"][0]["hovertext"][0]
-    assert len(sweep["data"]) == 7  # seven panes, one run
+    key, *lines = sweep["data"]
+    assert key["meta"] == {"legend": True} and len(lines) == 7  # the run's legend key, seven panes
     assert sweep["layout"]["xaxis"]["type"] == "log"
-    assert any("W" in h for h in sweep["data"][3]["hovertext"])
+    assert any("W" in h for h in lines[3]["hovertext"])
     assert 'src="/static/vendor/plotly-basic-4.1.1.min.js"' in html
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from tests.boards.chart_values import chart_mismatches
 from tests.embedded import ROOT, embedded_env, run_embedded
 from tests.fixtures.waiting import wait_until
 
@@ -100,6 +101,10 @@ print(json.dumps({
     "compare": [r.pk for r in measured[:4]],
     "same_figure": ",".join(str(Run.objects.get(report_key=k).pk) for k in (
         "olares-qwen36-35b-a3b-mtp-q3kxl-32k", "olares-qwen36-35b-a3b-mtp-q3kxl-ctx-sweep")),
+    # Seed 001's 122B (headline at 4K) and 397B (printed at 8K only): compared at 8K.
+    "depths": ",".join(str(Run.objects.get(report_key=k).pk) for k in (
+        "six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep", "six-3090-qwen35-397b-ud-tq1-0")),
+    "subscriptions": [[s.pk, r.pk] for s in Subscription.objects.order_by("pk") for r in s.reference_configs.all()],
     "model": sweep.model_file_id, "gpu": "RTX 3090",
     "source": published_sweep.source_id, "phases_source": phases.pk if phases else None,
     "comparison": PublishedComparison.objects.order_by("pk").first().pk,
@@ -178,7 +183,11 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
             f"/runs/{ids[k]}/" for k in ("run", "sweep", "published_sweep", "concurrent", "bench", "reported")
         ],
         # Seed 004's two runs of one figure (249.303 and 249.3): no "-0.0% slower".
-        "boards:compare": [f"/compare/?runs={compare}", f"/compare/?runs={ids['same_figure']}"],
+        "boards:compare": [
+            f"/compare/?runs={compare}",
+            f"/compare/?runs={ids['same_figure']}",
+            f"/compare/?runs={ids['depths']}",
+        ],
         "boards:sweeps": [f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
         "boards:concurrency": ["/concurrency/", f"/concurrency/?runs={ids['concurrent']}"],
         "boards:published-comparisons": ["/published/comparisons/"],
@@ -495,3 +504,32 @@ def test_the_exports_hold_the_filtered_count(demo_site: DemoSite, path: str) -> 
         assert all("RTX 3090" in row["gpus"] for row in rows)
     if "provenance=reported" in path:
         assert {row["provenance"] for row in rows} == {"reported"}
+
+
+def chart_pages(ids: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return (page, chart check) for every demo page whose chart has a table to check it against."""
+    compare = ",".join(map(str, ids["compare"]))
+    return [
+        *((f"/regressions/{sub}/{ref}/", "timeline") for sub, ref in ids["subscriptions"]),
+        *((f"/runs/{ids[k]}/", "sweep") for k in ("sweep", "published_sweep")),
+        (f"/gpus/{ids['gpu']}/", "bars"),
+        *((f"/compare/?runs={runs}", "compare") for runs in (compare, ids["same_figure"], ids["depths"])),
+    ]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_every_chart_plots_what_its_table_says(demo_site: DemoSite, chromium: Any, width: int) -> None:
+    """The timeline's decode line, bars and CI band (as Plotly drew its fill), the run
+    page's sweep panes, the GPU page's bars and the compare page's strips and sweeps
+    at matching context, each against the table beside it (tests/boards/chart_values.py)."""
+    context = chromium.new_context(viewport={"width": width, "height": 900}, is_mobile=width < 600)
+    page = context.new_page()
+    problems: list[str] = []
+    try:
+        for path, kind in chart_pages(demo_site.ids):
+            page.goto(demo_site.url + path, wait_until="load")
+            page.wait_for_function(WAIT_FOR_CHARTS, timeout=15_000)
+            problems.extend(f"{path} @{width}: {p}" for p in chart_mismatches(page, kind))
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)

@@ -98,7 +98,9 @@ def test_the_campaign_page_shows_the_search_at_desktop_and_phone_width(
         page.locator(f"#{chart}-chart").screenshot(path=str(screenshot_dir / f"campaign-{width}-{chart}.png"))
 
 
-def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
+def test_seed_003s_phases_have_one_page_the_old_reported_campaign_address_redirects_to(client, db):
+    """The reported campaign showed the experiments page's phases again (29.90 there,
+    29.899 here): one page per thing, the experiments page's section for the source."""
     from django.core.management import call_command
 
     from leaderboard.results.models import Source
@@ -106,14 +108,16 @@ def test_seed_003s_phases_appear_as_a_reported_campaign(client, db):
     call_command("import_published", verbosity=0)
     source = Source.objects.get(key__startswith="003")
     listing = client.get("/campaigns/").content.decode()
-    assert f"/campaigns/reported/{source.id}/" in listing
-    page = client.get(f"/campaigns/reported/{source.id}/").content.decode()
-    assert "Phase 4: First GPU Offload Sweep" in page and "11.85" in page
-    best = max(e.decode_tokens_per_s for e in source.experiments.all() if e.decode_tokens_per_s is not None)
-    # Named by its phase, not its row number (seed 003's best is row 7, "Phase 12: The Summit").
-    assert "Best reported: Phase 12: The Summit (row 7)" in page and f"{best:.2f} t/s" in page
+    assert f"/published/experiments/#source-{source.id}" in listing
+    old = client.get(f"/campaigns/reported/{source.id}/")
+    assert old.status_code == 301 and old["Location"] == f"/published/experiments/#source-{source.id}"
+    page = client.get("/published/experiments/").content.decode()
+    assert f'id="source-{source.id}"' in page
+    assert "First GPU Offload Sweep" in page and ">11.850<" in page and ">29.899<" in page  # as printed
     assert "9.81e-6 * (42 - model_size_gb)^4.247" in page
     assert "9.81e-06·(42 − x)^4.247" in page and "neither reproduce nor refute" in page
+    other = Source.objects.filter(experiments__isnull=True).first()
+    assert client.get(f"/campaigns/reported/{other.id}/").status_code == 404  # a source without phases
 
 
 def test_the_page_names_the_pareto_optimal_model_files(make_rig, client):

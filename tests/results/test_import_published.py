@@ -40,6 +40,7 @@ from leaderboard.results.services.published import (
     published_import,
     report_run_uuid,
 )
+from leaderboard.results.services.published.mapping import DERIVED_TOKENS_PER_KWH
 
 pytestmark = pytest.mark.django_db
 
@@ -188,11 +189,45 @@ def test_sweep_rows_keep_their_labels_notes_and_delta():
         for row in report["context_sweep"]:
             point = stored[row["ctx_label"]]
             values = (point.ctx_tokens, point.decode_tokens_per_s, point.tokens_per_kwh, point.note)
-            assert values[:3] == (row["ctx_tokens"], row["decode_tokens_per_s"], row["decode_tokens_per_kwh"])
+            assert values[:2] == (row["ctx_tokens"], row["decode_tokens_per_s"])
+            if row["decode_tokens_per_kwh"] is not None:
+                assert point.tokens_per_kwh == row["decode_tokens_per_kwh"]
+                assert DERIVED_TOKENS_PER_KWH not in point.note
+            elif row["decode_tokens_per_s"] is not None and row["power_w"]:
+                # Not printed: one second's tokens over one second's energy, said in the note.
+                assert point.tokens_per_kwh == pytest.approx(row["decode_tokens_per_s"] * 3600 * 1000 / row["power_w"])
+                assert DERIVED_TOKENS_PER_KWH in point.note
+            else:
+                assert point.tokens_per_kwh is None
             if row["note"]:
                 assert row["note"] in values[3]
             if row["delta_vs_baseline_pct"] is not None:
                 assert f"delta_vs_baseline_pct: {row['delta_vs_baseline_pct']:+g}" in values[3]
+
+
+def test_the_derived_tokens_per_kwh_is_the_articles_own_rule_for_its_printed_points():
+    """Seed 001 printed tokens/kWh for the 122B's sweep (46.3 t/s at 818 W → 203,854)
+    but not for the 397B at 8K (42.1 t/s at 852 W): the rule that gives the 397B's
+    must give the printed ones to within the rounding of the printed decode t/s and power."""
+    from runners import stats
+
+    for row in REPORTS["six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep"]["context_sweep"]:
+        derived = stats.tokens_per_kwh(row["decode_tokens_per_s"], row["power_w"])
+        # Decode printed to 0.1 t/s, power to 1 W: half a unit of each, relative.
+        rounding = 0.05 / row["decode_tokens_per_s"] + 0.5 / row["power_w"]
+        assert derived == pytest.approx(row["decode_tokens_per_kwh"], rel=rounding)
+    published_import()
+    run = _run("six-3090-qwen35-397b-ud-tq1-0")
+    assert run.tokens_per_kwh == pytest.approx(42.1 * 3.6e6 / 852)  # its headline is its one point
+
+
+def test_printed_digits_are_kept_for_the_tables_as_printed():
+    """249.30 stays 249.30 (a float keeps 249.3): the comparison row and the phase keep the text."""
+    published_import()
+    row = PublishedComparisonRow.objects.filter(decode_tokens_per_s=249.3).first()
+    assert row is not None and row.printed["decode_tokens_per_s"] == "249.30"
+    phase = PublishedExperiment.objects.get(decode_tokens_per_s=29.899)
+    assert phase.printed == {"decode_tokens_per_s": "29.899"}
 
 
 def test_seed_002s_comparison_has_its_cloud_api_row_and_price():

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from runners.distribution import latency_percentiles, level_stats, percentile, percentile_figure
+from runners.distribution import latency_percentiles, level_stats, percentile, percentile_figure, stream_time
 
 
 @pytest.mark.parametrize("values", [[3.0, 1.0], [5.0, 1.0, 4.0, 2.0, 3.0], [float(i * i) for i in range(1, 38)]])
@@ -88,3 +88,36 @@ def test_latency_percentiles_of_single_stream_samples():
     assert figures["ttft_ms_p50"].value == pytest.approx(200.0)
     assert figures["itl_ms_p50"].value == pytest.approx(20.0)
     assert latency_percentiles(samples[:1])["ttft_ms_p90"].value is None
+
+
+def _sequential(start: float, ttft_ms: float, tokens: int, speed: float, **extra):
+    # One request of a single stream: it waits ttft, then decodes its tokens at its speed.
+    end = start + ttft_ms / 1000 + tokens / speed
+    return {"started_s": start, "ended_s": end, "ttft_ms": ttft_ms, "tokens_generated": tokens,
+            "decode_tokens_per_s_server": speed, **extra}  # fmt: skip
+
+
+def test_a_single_streams_wall_time_splits_into_first_tokens_and_decoding():
+    """One fast request (32 t/s) among slow ones (8 t/s): the per-stream mean of speeds
+    is well above both the aggregate and the pooled decode speed, and the split says why."""
+    fast = _sequential(0.0, 500, 64, 32.0)
+    slow = _sequential(fast["ended_s"], 1500, 64, 8.0)
+    slower = _sequential(slow["ended_s"], 2000, 64, 8.0)
+    failed = {"started_s": slower["ended_s"], "ended_s": slower["ended_s"] + 1, "error": "boom"}
+    split = stream_time([fast, slow, slower, failed])
+    stats = level_stats([fast, slow, slower])
+
+    assert split is not None and split.n_requests == 3 and split.output_tokens == 192
+    assert split.first_token_s == pytest.approx(4.0)
+    assert split.decode_s == pytest.approx(2 + 8 + 8)
+    assert split.span_s == pytest.approx(22.0) == pytest.approx(split.first_token_s + split.decode_s)
+    assert split.aggregate_tokens_per_s == pytest.approx(stats.output_tokens_per_s) == pytest.approx(192 / 22)
+    assert split.pooled_decode_tokens_per_s == pytest.approx(192 / 18)
+    assert stats.decode_tokens_per_s_mean == pytest.approx(48 / 3)  # the mean of 32, 8 and 8
+    assert (split.slowest_tokens_per_s, split.fastest_tokens_per_s) == (8.0, 32.0)
+
+
+def test_no_split_without_a_decode_speed_or_times():
+    assert stream_time([]) is None
+    assert stream_time([{**_sequential(0.0, 500, 64, 32.0), "decode_tokens_per_s_server": None}]) is None
+    assert stream_time([{"error": "boom"}]) is None

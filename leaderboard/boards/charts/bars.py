@@ -17,6 +17,8 @@ class BarItem:
     error: float | None = None
     detail: str = ""
     unit: str = "t/s"
+    # The value as printed ("249.30"), for the hover; else two decimals.
+    shown: str = ""
 
 
 def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> Figure:
@@ -33,7 +35,7 @@ def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> F
             "y": labels,
             "marker": {"color": [color(i) for i in range(len(shown))]},
             "hovertext": [
-                f"{esc(item.label)}<br>{fmt(item.value, 2)} {item.unit}"
+                f"{esc(item.label)}<br>{esc(item.shown) or fmt(item.value, 2)} {item.unit}"
                 + (f" ± {fmt(item.error, 2)} {item.unit} (σ)" if item.error is not None else "")
                 + (f"<br>{esc(item.detail)}" if item.detail else "")
                 for item in shown

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.boards.charts.palette import color
-from leaderboard.core.charts import Figure, esc, fmt, pane_grid
+from leaderboard.core.charts import Figure, esc, fmt, legend_key, pane_grid
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,17 @@ class _Pane:
     digits: int = 1
 
 
+# Aggregate and per-stream differ even at 1 stream: the aggregate is output tokens over
+# the level's wall time (each request's prefill and time to first token included), the
+# per-stream figure each request's decode speed after its first token.
 PANES = (
-    _Pane("aggregate", "Aggregate output t/s", "aggregate t/s", lambda lv: lv.output_tokens_per_s, "t/s"),
-    _Pane("per_stream", "Per-stream decode t/s", "per-stream t/s", lambda lv: lv.decode_tokens_per_s_mean, "t/s"),
+    _Pane("aggregate", "Aggregate output t/s (over wall time)", "aggregate t/s", lambda lv: lv.output_tokens_per_s,
+          "t/s"),
+    _Pane("per_stream", "Per-stream decode t/s (after first token)", "per-stream decode t/s",
+          lambda lv: lv.decode_tokens_per_s_mean, "t/s"),
     _Pane("ttft", "TTFT p90", "TTFT p90 ms", lambda lv: lv.ttft_ms_p90, "ms", 0),
     _Pane("energy", "Energy per output token", "J/token", lambda lv: lv.energy_j_per_token, "J/token", 3),
-)
+)  # fmt: skip
 
 
 def first_below(levels: Sequence[LevelData], floor: float) -> LevelData | None:
@@ -98,18 +103,24 @@ def concurrency_figure(series: Sequence[ConcurrencySeries], *, floor: float | No
         shapes=[],
     )
     data: list[dict[str, Any]] = []
-    for i, (pane, suffix) in enumerate(zip(panes, suffixes, strict=True), start=1):
+    if panes:
+        # The legend names each run once (a key with no points, its colour); every
+        # pane's line is named for its run and its figure, so no two traces share a name.
+        data += [legend_key(esc(s.label), group=f"s{i}", color=color(i)) for i, s in enumerate(series)]
+    for pane, suffix in zip(panes, suffixes, strict=True):
         for s_index, s in enumerate(series):
-            levels = sorted((lv for lv in s.levels if pane.y(lv) is not None), key=lambda lv: lv.concurrency)
+            # A level without this pane's figure is a gap in the line, not a line drawn across it.
+            levels = sorted(s.levels, key=lambda lv: lv.concurrency)
             data.append(
                 {
                     "type": "scatter",
                     "mode": "lines+markers",
-                    "name": esc(s.label),
+                    "name": f"{esc(s.label)}: {pane.y_title}",
                     "legendgroup": f"s{s_index}",
-                    "showlegend": i == 1,
+                    "showlegend": False,
                     "x": [lv.concurrency for lv in levels],
                     "y": [pane.y(lv) for lv in levels],
+                    "connectgaps": False,
                     "hovertext": [_hover(s, pane, lv) for lv in levels],
                     "hoverinfo": "text",
                     "line": {"color": color(s_index)},

@@ -14,6 +14,8 @@ class StepData:
     label: str
     value: float | None
     detail: str = ""
+    # The value as printed ("29.899"), for the hover; else two decimals.
+    shown: str = ""
 
 
 def steps_figure(
@@ -40,7 +42,8 @@ def steps_figure(
                 "y": [s.value for s in shown],
                 "line": {"color": color(0)},
                 "hovertext": [
-                    f"{esc(s.label)}<br>{fmt(s.value, 2)} {unit}" + (f"<br>{esc(s.detail)}" if s.detail else "")
+                    f"{esc(s.label)}<br>{esc(s.shown) or fmt(s.value, 2)} {unit}"
+                    + (f"<br>{esc(s.detail)}" if s.detail else "")
                     for s in shown
                 ],
                 "hoverinfo": "text",
@@ -72,7 +75,7 @@ def steps_figure(
                 "y": [s.value for s in side],
                 "marker": {"color": color(1), "size": 11, "symbol": "x"},
                 "hovertext": [
-                    f"side test: {esc(s.label)}<br>{fmt(s.value, 2)} {unit}"
+                    f"side test: {esc(s.label)}<br>{esc(s.shown) or fmt(s.value, 2)} {unit}"
                     + (f"<br>{esc(s.detail)}" if s.detail else "")
                     for s in side
                 ],

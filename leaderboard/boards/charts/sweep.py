@@ -9,7 +9,7 @@ from typing import Any
 
 from leaderboard.boards.charts.labels import ctx_label
 from leaderboard.boards.charts.palette import color
-from leaderboard.core.charts import Figure, esc, fmt, pane_grid
+from leaderboard.core.charts import Figure, esc, fmt, legend_key, pane_grid
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class _Pane:
     y_unit: str
     x_log: bool = True
     x_unit: str = "tokens of context"
+    # Decimals in the hover: enough that the values of a pane differ (0.057 t/s per W, not 0.1).
+    digits: int = 1
 
 
 def _per_watt(p: SweepPointData) -> float | None:
@@ -53,14 +55,16 @@ SWEEP_PANES = (
           lambda p: p.prefill_tokens_per_s, "t/s"),
     _Pane("Decode vs context", "context (tokens)", "decode t/s", lambda p: p.ctx_tokens,
           lambda p: p.decode_tokens_per_s, "t/s"),
-    _Pane("TTFT vs context", "context (tokens)", "TTFT ms", lambda p: p.ctx_tokens, lambda p: p.ttft_ms, "ms"),
-    _Pane("Power range vs context", "context (tokens)", "power W", lambda p: p.ctx_tokens, lambda p: p.power_w, "W"),
+    _Pane("TTFT vs context", "context (tokens)", "TTFT ms", lambda p: p.ctx_tokens, lambda p: p.ttft_ms, "ms",
+          digits=0),
+    _Pane("Power range vs context", "context (tokens)", "power W", lambda p: p.ctx_tokens, lambda p: p.power_w, "W",
+          digits=0),
     _Pane("Efficiency vs context", "context (tokens)", "decode t/s per W", lambda p: p.ctx_tokens, _per_watt,
-          "t/s per W"),
+          "t/s per W", digits=3),
     _Pane("Energy efficiency vs context", "context (tokens)", "tokens/kWh", lambda p: p.ctx_tokens,
-          lambda p: p.tokens_per_kwh, "tokens/kWh"),
+          lambda p: p.tokens_per_kwh, "tokens/kWh", digits=0),
     _Pane("Efficiency vs power", "power W", "tokens/kWh", lambda p: p.power_w, lambda p: p.tokens_per_kwh,
-          "tokens/kWh", x_log=False, x_unit="W"),
+          "tokens/kWh", x_log=False, x_unit="W", digits=0),
 )  # fmt: skip
 
 
@@ -82,12 +86,16 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
         axes.append((f"<b>{pane.title}</b>", x_axis, {"title": {"text": pane.y_title}, "rangemode": "tozero"}))
     layout, suffixes = pane_grid(axes, columns=columns)
     data: list[dict[str, Any]] = []
-    for i, (pane, suffix) in enumerate(zip(panes, suffixes, strict=True), start=1):
+    if panes:
+        data += [legend_key(esc(s.label), group=f"s{i}", color=color(i)) for i, s in enumerate(series)]
+    for pane, suffix in zip(panes, suffixes, strict=True):
         for s_index, s in enumerate(series):
-            pts = [pt for pt in s.points if pane.x(pt) is not None and pane.y(pt) is not None]
+            # A depth without this pane's figure is a gap in the line (None, connectgaps off), not a
+            # line drawn across it; against power, a point needs both.
+            pts = [pt for pt in s.points if pane.x(pt) is not None and (pane.x_log or pane.y(pt) is not None)]
             hover = [
                 f"{esc(s.label)}<br>{esc(pt.ctx_label or pt.ctx_tokens or '?')} context"
-                f"<br>{pane.y_title}: {fmt(pane.y(pt))} {pane.y_unit}"
+                f"<br>{pane.y_title}: {fmt(pane.y(pt), pane.digits)} {pane.y_unit}"
                 + (f"<br>power: {fmt(pt.power_w, 0)} W" if pane.x_unit == "W" else "")
                 for pt in pts
             ]
@@ -96,11 +104,12 @@ def sweep_figure(series: Sequence[SweepSeries], *, columns: int = 2) -> Figure:
                     "type": "scatter",
                     # Against power the points are not ordered along x: markers only.
                     "mode": "lines+markers" if pane.x_log else "markers",
-                    "name": esc(s.label),
+                    "name": f"{esc(s.label)}: {pane.title}",
                     "legendgroup": f"s{s_index}",
-                    "showlegend": i == 1,
+                    "showlegend": False,
                     "x": [pane.x(pt) for pt in pts],
                     "y": [pane.y(pt) for pt in pts],
+                    "connectgaps": False,
                     "hovertext": hover,
                     "hoverinfo": "text",
                     "line": {"color": color(s_index)},

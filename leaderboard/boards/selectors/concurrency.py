@@ -17,8 +17,8 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from leaderboard.boards.charts.concurrency import ConcurrencySeries, LevelData, concurrency_figure, first_below
 from leaderboard.boards.filters import LeaderboardFilterForm, runs_filter
 from leaderboard.boards.rows import run_label
-from leaderboard.results.models import ConcurrencyLevel, Run, RunStatus, Sample
-from runners.distribution import latency_percentiles
+from leaderboard.results.models import ConcurrencyLevel, ConcurrencyRequest, Run, RunStatus, Sample
+from runners.distribution import StreamTime, latency_percentiles, stream_time
 
 MAX_LEVEL = 100_000
 
@@ -126,10 +126,31 @@ class ConcurrencyView:
     at_level: list[AtLevel] = field(default_factory=list)
     below: list[tuple[str, int]] = field(default_factory=list)  # (run label, first level below the floor)
     errors: list[str] = field(default_factory=list)
+    # Each run's 1-stream level with where its wall time went (aggregate against per-stream, explained).
+    single_stream: list[tuple[Run, ConcurrencyLevel, StreamTime]] = field(default_factory=list)
 
     @property
     def has_levels(self) -> bool:
         return any(self.levels.values())
+
+
+def _single_stream(
+    runs: Sequence[Run], levels: Mapping[int, list[ConcurrencyLevel]]
+) -> list[tuple[Run, ConcurrencyLevel, StreamTime]]:
+    """Return each run's 1-stream level with its wall time split (one query for the requests)."""
+    ones = {run.pk: lv for run in runs for lv in levels.get(run.pk, []) if lv.concurrency == 1}
+    if not ones:
+        return []
+    requests: dict[int, list[ConcurrencyRequest]] = {}
+    for request in ConcurrencyRequest.objects.filter(level__in=list(ones.values())).order_by("level_id", "index"):
+        requests.setdefault(request.level_id, []).append(request)
+    out = []
+    for run in runs:
+        level = ones.get(run.pk)
+        split = stream_time(requests.get(level.pk, [])) if level is not None else None
+        if level is not None and split is not None:
+            out.append((run, level, split))
+    return out
 
 
 def concurrency_view(runs: Sequence[Run], params: Mapping[str, str], *, baseline: Run | None = None) -> ConcurrencyView:
@@ -144,6 +165,7 @@ def concurrency_view(runs: Sequence[Run], params: Mapping[str, str], *, baseline
         ConcurrencySeries(label=run_label(run), levels=[_level_data(lv) for lv in view.levels[run.pk]]) for run in runs
     ]
     view.figure = concurrency_figure(view.series, floor=view.floor)
+    view.single_stream = _single_stream(runs, view.levels)
     if view.floor is not None:
         for s in view.series:
             below = first_below(s.levels, view.floor)

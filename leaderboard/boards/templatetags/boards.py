@@ -23,6 +23,7 @@ register = template.Library()
 
 register.filter("num", formatting.num)
 register.filter("as_printed", formatting.as_printed)
+register.simple_tag(formatting.printed_figure, name="printed")
 register.filter("vram_gib", formatting.vram_gib)
 register.filter("http_url", http_url)
 register.filter("field_label", field_label)

@@ -46,6 +46,9 @@ class PublishedComparisonRow(models.Model):
     power_w = models.FloatField(null=True, blank=True)
     cost_usd_per_mtok = models.FloatField(null=True, blank=True)
     gain_pct = models.FloatField(null=True, blank=True)
+    # Each figure's digits as the article printed them ({"decode_tokens_per_s": "249.30"}):
+    # a float keeps the value, not the trailing zero.
+    printed = models.JSONField(default=dict, blank=True, help_text="Figures' digits as printed, by field.")
     note = models.TextField(blank=True)
 
     class Meta:
@@ -61,6 +64,7 @@ class PublishedExperiment(models.Model):
     phase = models.CharField(max_length=100)
     label = models.CharField(max_length=500)
     decode_tokens_per_s = models.FloatField(null=True, blank=True)
+    printed = models.JSONField(default=dict, blank=True, help_text="Figures' digits as printed, by field.")
     config = models.JSONField(default=dict, blank=True)
     notes = models.TextField(blank=True)
 

@@ -25,6 +25,7 @@ from leaderboard.results.services.published.mapping import (
     IMPORTER_VERSION,
     PublishedDataError,
     content_digest,
+    load_printed,
     read_text,
     report_run_uuid,
     run_create_kwargs,
@@ -81,7 +82,8 @@ def published_import(*, path: Path | None = None) -> ImportReport:
     nothing is stored then."""
     file_path = path or DEFAULT_PATH
     try:
-        data = json.loads(file_path.read_text(encoding="utf-8"))
+        # Decimals keep their printed digits (249.30) for the pages that show figures as printed.
+        data = load_printed(file_path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise PublishedDataError(f"{file_path}: {exc}") from exc
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -13,6 +13,9 @@ Mapping decisions (the file's wording → Rigboard's columns):
 - with per-run rows the summary is computed from them (``summary_source='samples'``); without,
   the article's summary is stored (``'published'``), or none at all when it printed none.
 - sizes printed in GB are stored as bytes with GB = 10⁹.
+- a sweep point with decode t/s and power but no tokens/kWh gets the tokens/kWh the article
+  computed for its other points (decode t/s over power), its note saying so (seed 001's
+  397B at 8K: 42.1 t/s at 852 W), so its electricity $/MTok follows as it does for printed ones.
 - the run parts (stack, model file, configuration, workload, per-run rows, sweep points) are
   checked by the run payload's one definition (runners/delivery/schema.py), as a measured run is.
 - every report is also kept verbatim in ``Run.extra['published']['report']`` (per-report rig
@@ -39,17 +42,19 @@ from leaderboard.results.models import (
     SpeculativeType,
     SummarySource,
 )
+from runners import stats
 from runners.delivery import schema
 from runners.delivery.schema_types import field_errors
 
 FORMAT = "published-results/1"
 # Part of every report's content hash: bump it when the mapping below changes, so the next
 # import re-stores reports that were imported under the old mapping.
-IMPORTER_VERSION = 2
+IMPORTER_VERSION = 3
 RUN_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:rigboard:published-results")
 AS_PUBLISHED_WORKLOAD = "as-published"
 AS_PUBLISHED_DESCRIPTION = "Figures as an article published them; the article names no standard workload."
 GB = 10**9  # articles print sizes in GB; ModelFile stores bytes
+DERIVED_TOKENS_PER_KWH = "tokens/kWh computed by Rigboard from the printed decode t/s and power (not printed)"
 
 ENGINES = {
     "llama.cpp": Engine.LLAMA_CPP,
@@ -81,6 +86,31 @@ SUMMARY_COLUMNS = {
 
 class PublishedDataError(ValueError):
     """The file is not what this importer understands; the message says where."""
+
+
+class PrintedNumber(float):
+    """A number read from the file that keeps the digits it was printed with:
+    ``249.30`` is the float 249.3 with ``printed == "249.30"`` (json.loads's
+    ``parse_float``). Everything else sees a float: hashes and stored JSON are
+    those of the plain number."""
+
+    printed: str
+
+    def __new__(cls, text: str) -> PrintedNumber:
+        number = super().__new__(cls, text)
+        number.printed = text
+        return number
+
+
+def load_printed(text: str) -> Any:
+    """Return the file's JSON with every decimal number a PrintedNumber."""
+    return json.loads(text, parse_float=PrintedNumber)
+
+
+def printed_digits(item: Mapping[str, Any], names: Iterable[str]) -> dict[str, str]:
+    """Return, for each of ``names`` that ``item`` gives as a decimal, the text it was
+    printed as ('249.30'): what a page shows for a figure as printed."""
+    return {name: value.printed for name in names if isinstance(value := item.get(name), PrintedNumber)}
 
 
 def read_text(value: Any, where: str) -> str:
@@ -188,6 +218,14 @@ def _run_sweep_points(report: Mapping[str, Any], where: str) -> list[dict[str, A
         delta = read_number(point.get("delta_vs_baseline_pct"), f"{pw}.delta_vs_baseline_pct")
         if delta is not None:
             note_parts.append(f"delta_vs_baseline_pct: {delta:+g}")
+        tokens_per_kwh = read_number(point.get("decode_tokens_per_kwh"), f"{pw}.decode_tokens_per_kwh")
+        decode = read_number(point.get("decode_tokens_per_s"), f"{pw}.decode_tokens_per_s")
+        power = read_number(point.get("power_w"), f"{pw}.power_w")
+        if tokens_per_kwh is None and decode is not None and power:
+            # The article's own rule for the points it did print (46.3 t/s at 818 W →
+            # 203,854 tokens/kWh): one second's decode tokens over one second's energy.
+            tokens_per_kwh = stats.tokens_per_kwh(decode, power)
+            note_parts.append(DERIVED_TOKENS_PER_KWH)
         values = {
             "ctx_tokens": point.get("ctx_tokens"),
             "ctx_label": point.get("ctx_label"),
@@ -195,7 +233,7 @@ def _run_sweep_points(report: Mapping[str, Any], where: str) -> list[dict[str, A
             "decode_tokens_per_s": point.get("decode_tokens_per_s"),
             "ttft_ms": point.get("ttft_ms"),
             "power_w": point.get("power_w"),
-            "tokens_per_kwh": point.get("decode_tokens_per_kwh"),
+            "tokens_per_kwh": tokens_per_kwh,
             "note": "; ".join(p for p in note_parts if p),
         }
         sweep_points.append(_checked(ReportedSweepPoint, values, pw))

@@ -25,6 +25,7 @@ from leaderboard.results.models import (
 from leaderboard.results.services.published.mapping import (
     PublishedDataError,
     first_given,
+    printed_digits,
     read_count,
     read_number,
     read_text,
@@ -176,6 +177,9 @@ def rigs_import(data: Mapping[str, Any], report: ImportReport) -> dict[str, Rig]
     return rigs
 
 
+COMPARISON_FIGURES = ("decode_tokens_per_s", "prefill_tokens_per_s", "power_w", "cost_usd_per_mtok", "gain_pct")
+
+
 def comparisons_import(data: Mapping[str, Any], sources: Mapping[str, Source], report: ImportReport) -> None:
     for item in data["comparisons"]:
         key = read_text(item["id"], "comparison id")
@@ -197,16 +201,8 @@ def comparisons_import(data: Mapping[str, Any], sources: Mapping[str, Source], r
                 "label": read_text(row["label"], f"{where}: label"),
                 "run": run,
                 "note": read_text(row.get("note"), f"{where}: note"),
-                **{
-                    name: read_number(row.get(name), f"{where}: {name}")
-                    for name in (
-                        "decode_tokens_per_s",
-                        "prefill_tokens_per_s",
-                        "power_w",
-                        "cost_usd_per_mtok",
-                        "gain_pct",
-                    )
-                },
+                **{name: read_number(row.get(name), f"{where}: {name}") for name in COMPARISON_FIGURES},
+                "printed": printed_digits(row, COMPARISON_FIGURES),
             }
             _, outcome = _upsert(PublishedComparisonRow, {"comparison": comparison, "position": position}, row_values)
             report.counts["comparison_rows"].add(outcome)
@@ -225,6 +221,7 @@ def experiments_import(data: Mapping[str, Any], sources: Mapping[str, Source], r
             "phase": read_text(item.get("phase"), f"{where}: phase"),
             "label": read_text(item["label"], f"{where}: label"),
             "decode_tokens_per_s": read_number(item.get("decode_tokens_per_s"), f"{where}: decode_tokens_per_s"),
+            "printed": printed_digits(item, ["decode_tokens_per_s"]),
             "config": dict(item.get("config") or {}),
             "notes": read_text(item.get("notes"), f"{where}: notes"),
         }
