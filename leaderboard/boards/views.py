@@ -20,6 +20,7 @@ from leaderboard.boards.charts.power_law import power_law_figure
 from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions_figure
 from leaderboard.boards.charts.steps import StepData, steps_figure
 from leaderboard.boards.charts.sweep import sweep_figure
+from leaderboard.boards.bound_views import board_bounds, gpu_bound_context, rig_outliers, run_bound_context
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS
@@ -68,6 +69,7 @@ from leaderboard.results.selectors import model_files_visible_to
 COLUMNS = [
     ("model", "Model", "col-model"),
     ("decode", "Decode t/s", "num col-decode"),
+    ("", "Of bound", "num opt col-bound"),
     ("engine", "Stack", "opt col-stack"),
     ("rig", "Rig / GPUs", "opt col-rig"),
     ("ctx", "Context", "num opt col-ctx"),
@@ -91,6 +93,7 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
         "params": request.GET,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
+        "bounds": board_bounds(row.run_id for row in view.rows),
         "board_figure": board_scatter_figure(view.rows),
         "bar_figure": bar_figure(
             [
@@ -131,6 +134,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     view = leaderboard_view(params)
     context = _board_context(request, view, scope_title=model, scope_kind="GPU", scope_param="gpu")
     context["llama_bench_places"] = gpu_bench_places(gpu=model)
+    context.update(gpu_bound_context(gpu=model, viewer=request.user))
     context["mixed_rigs"] = rigs_mixing(gpu=model)
     return render(request, "boards/scoped.html", context)
 
@@ -226,6 +230,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
         "timelines": timeline_links_for_rig(rig_id=rig_id),
         "spreads": rig_spreads(rig_id=rig_id),
         "noise_rule": NOISE_MARGIN_RULE,
+        **rig_outliers(row.run_id for row in board.best),
     }
     return render(request, "boards/rig.html", context)
 
@@ -263,6 +268,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "latency": [f for k, f in latency.items() if k not in HEADLINE_LATENCY],
         "cv": concurrency_view([run], request.GET),
         "cv_single": True,
+        **run_bound_context(run),
     }
     return render(request, "boards/run.html", context)
 

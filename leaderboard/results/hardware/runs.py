@@ -182,7 +182,7 @@ def run_bound(facts: RunFacts) -> RunBound:
 # The Run columns a RunFacts is built from, as ``QuerySet.values()`` names them.
 FACT_VALUES = (
     "pk", "rig_id", "stack__engine", "configuration__speculative_type", "decode_tokens_per_s_mean",
-    "prefill_tokens_per_s_mean", "fingerprint__model__gguf", "fingerprint__memory",
+    "prefill_tokens_per_s_mean", "fingerprint__model__gguf", "fingerprint__memory", "fingerprint__gpus",
     "model_file__total_params_b", "model_file__active_params_b", "model_file__quantization",
     "model_file__weight_format", "model_file__file_size_bytes", "model_file__layers", "model_file__architecture",
     "configuration__n_gpu_layers", "configuration__tensor_overrides", "configuration__command_line",
@@ -198,6 +198,7 @@ def facts_from_values(
     the mean context depth its tokens were decoded at (None: not known)."""
     header = v["fingerprint__model__gguf"]
     memory = v["fingerprint__memory"]
+    groups = tuple(gpus) or _fingerprint_gpus(v["fingerprint__gpus"])
     return RunFacts(
         run_id=v["pk"],
         rig_id=v["rig_id"],
@@ -221,9 +222,23 @@ def facts_from_values(
         extra_args=tuple(str(a) for a in (v["configuration__extra_args"] or [])),
         cache_type_k=v["configuration__cache_type_k"] or "",
         cache_type_v=v["configuration__cache_type_v"] or "",
-        gpus=tuple(gpus),
+        gpus=groups,
         cpu=v["rig__cpu"] or "",
         rig_texts=(v["rig__name"] or "", v["rig__notes"] or ""),
         memory_detected=memory if isinstance(memory, dict) else {},
         depth_tokens=depth_tokens,
     )
+
+
+def _fingerprint_gpus(listed: Any) -> tuple[tuple[str, int, float | None], ...]:
+    """Return the GPU groups a run's fingerprint lists (NVML's names and MiB), for a rig
+    whose GPUs were never entered; () when it lists none."""
+    if not isinstance(listed, list):
+        return ()
+    groups: dict[tuple[str, float | None], int] = {}
+    for gpu in listed:
+        if isinstance(gpu, dict) and gpu.get("name"):
+            mib = gpu.get("vram_mib")
+            key = (str(gpu["name"]), round(mib / 1024, 1) if isinstance(mib, (int, float)) else None)
+            groups[key] = groups.get(key, 0) + 1
+    return tuple((name, count, vram) for (name, vram), count in groups.items())
