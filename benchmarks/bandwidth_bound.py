@@ -38,7 +38,11 @@ def _quartiles(values: list[float]) -> tuple[float, float, float]:
 
 def main() -> None:
     bounds = public_bounds(limit=100_000)
-    with_bound = [rb for rb in bounds.values() if rb.bound is not None and rb.share is not None or (rb.gauge and rb.gauge.over_by_speculation)]
+    with_bound = [
+        rb
+        for rb in bounds.values()
+        if rb.bound is not None and rb.share is not None or (rb.gauge and rb.gauge.over_by_speculation)
+    ]
     print(f"{len(bounds)} public runs with a decode figure; {len(with_bound)} with a bound")
     groups: dict[tuple[str, str], list[float]] = defaultdict(list)
     over, spec_over = [], []
@@ -59,11 +63,14 @@ def main() -> None:
     print(f"\nRows past their bound without speculative decoding (data errors to look at): {len(over)}")
     for rb in over:
         assert rb.gauge is not None and rb.bound is not None
-        print(f"  run {rb.facts.run_id}: {rb.facts.decode_tokens_per_s:.1f} t/s, bound {rb.bound.tokens_per_s:.1f} ({rb.gauge.ratio:.0%}); {rb.bound.read.basis}")
+        figure = f"{rb.facts.decode_tokens_per_s:.1f} t/s, bound {rb.bound.tokens_per_s:.1f} ({rb.gauge.ratio:.0%})"
+        print(f"  run {rb.facts.run_id}: {figure}; {rb.bound.read.basis}")
     print(f"Speculative rows past the single-token bound: {len(spec_over)}")
     for rb in spec_over:
         assert rb.gauge is not None and rb.bound is not None
-        print(f"  run {rb.facts.run_id} ({rb.facts.speculative_type}): {rb.facts.decode_tokens_per_s:.1f} t/s, bound {rb.bound.tokens_per_s:.1f}; ≤ {rb.gauge.bytes_per_accepted_token / 1e9:.2f} GB per accepted token")
+        figure = f"{rb.facts.decode_tokens_per_s:.1f} t/s, bound {rb.bound.tokens_per_s:.1f}"
+        per_token = f"≤ {rb.gauge.bytes_per_accepted_token / 1e9:.2f} GB per accepted token"
+        print(f"  run {rb.facts.run_id} ({rb.facts.speculative_type}): {figure}; {per_token}")
     observations = [o for rb in bounds.values() if (o := observation_of(rb)) is not None]
     held = leave_one_rig_out(observations)
     print(f"\nLeave-one-rig-out estimate: {len(held)} of {len(observations)} rows estimable")
@@ -76,7 +83,8 @@ def main() -> None:
         inside = sum(h.inside for h in rows) / len(rows)
         print(f"{family:<22} {len(rows):>4} {mdape:>6.1f}% {inside:>10.0%}")
     if held:
-        print(f"{'all':<22} {len(held):>4} {statistics.median(h.abs_pct_error for h in held):>6.1f}% {sum(h.inside for h in held) / len(held):>10.0%}")
+        mdape = statistics.median(h.abs_pct_error for h in held)
+        print(f"{'all':<22} {len(held):>4} {mdape:>6.1f}% {sum(h.inside for h in held) / len(held):>10.0%}")
 
 
 if __name__ == "__main__":

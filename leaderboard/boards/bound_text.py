@@ -37,15 +37,13 @@ def split_text(bound: Bound) -> str:
 def bound_sentence(rb: RunBound | None) -> SafeString:
     """Return the run page's sentence on the decode figure against its bound."""
     if rb is None:
-        return format_html("")
+        return SafeString("")
     if rb.bound is None:
         return format_html("No memory-bandwidth bound for this run: {}.", rb.reason)
     bound, gauge = rb.bound, rb.gauge
     where = f"{memories(bound)}, {gb(bound.bytes_per_token)} read per token"
     if gauge is None:
-        return format_html(
-            "This rig's memory-bandwidth bound: {} t/s ({}).", f"{bound.tokens_per_s:,.1f}", where
-        )
+        return format_html("This rig's memory-bandwidth bound: {} t/s ({}).", f"{bound.tokens_per_s:,.1f}", where)
     if gauge.over_by_speculation:
         return format_html(
             "Speculative decoding passes the single-token memory-bandwidth bound of {} t/s ({}): "
@@ -85,7 +83,7 @@ def bound_details(rb: RunBound | None) -> list[str]:
 def prefill_sentence(rb: RunBound | None) -> SafeString:
     """Return 'Prefill at 120 TFLOP/s, 38% of the A100 PCIe's 312 TFLOP/s …' where the peak is known."""
     if rb is None or rb.prefill_tflops is None or not rb.peak_tflops:
-        return format_html("")
+        return SafeString("")
     return format_html(
         "Prefill at {} TFLOP/s (2 FLOPs per active parameter per prompt token), {}% of the card's {} TFLOP/s "
         "FP16 tensor peak without sparsity.",
@@ -117,9 +115,9 @@ def outlier_note(rb: RunBound | None, peers: Estimate | None) -> SafeString:
     """Return the note for a run far below its peers' share of the bound: below the
     low end of their 80% interval and under two thirds of their median; '' otherwise."""
     if rb is None or peers is None or rb.share is None or rb.facts.speculative:
-        return format_html("")
+        return SafeString("")
     if rb.share >= peers.share_low or rb.share >= peers.share_median * 2 / 3:
-        return format_html("")
+        return SafeString("")
     return format_html(
         "Rigs like this ({}: {} runs on {} rigs) reach {}–{}% of their bound; this run {}%: "
         "check its offload and threads.",

@@ -30,10 +30,10 @@ from runners.bandwidth.weights import ModelFacts
 
 
 def run_bound_context(run: Run) -> dict[str, Any]:
-    """Return the run page's ``bound`` and ``peers`` (its peers' share of their bounds)."""
+    """Return the run page's ``bound`` and ``bound_peers`` (its peers' share of their bounds)."""
     bound = bounds_for_ids([run.pk]).get(run.pk)
     peers = peer_estimate(bound, public_observations()) if bound is not None and bound.share is not None else None
-    return {"bound": bound, "peers": peers}
+    return {"bound": bound, "bound_peers": peers}
 
 
 def board_bounds(run_ids: Iterable[int]) -> dict[int, RunBound]:
@@ -175,8 +175,6 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
         "measured_run": measured,
     }
     return render(request, "boards/estimate.html", context)
-
-
 
 
 def rig_outliers(run_ids: Iterable[int]) -> dict[str, Any]:

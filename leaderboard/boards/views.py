@@ -13,6 +13,7 @@ from django.template import loader
 from django.views.decorators.http import require_GET
 
 from leaderboard.boards import chartdata
+from leaderboard.boards.bound_views import board_bounds, gpu_bound_context, rig_outliers, run_bound_context
 from leaderboard.boards.charts.bars import BarItem, bar_figure
 from leaderboard.boards.charts.board import board_scatter_figure
 from leaderboard.boards.charts.distributions import distributions_figure
@@ -20,7 +21,6 @@ from leaderboard.boards.charts.power_law import power_law_figure
 from leaderboard.boards.charts.repetitions import acceptance_figure, repetitions_figure
 from leaderboard.boards.charts.steps import StepData, steps_figure
 from leaderboard.boards.charts.sweep import sweep_figure
-from leaderboard.boards.bound_views import board_bounds, gpu_bound_context, rig_outliers, run_bound_context
 from leaderboard.boards.compare import DEFAULT_TEST, TESTS, compare_runs, key_differences
 from leaderboard.boards.exports import rows_csv, rows_json
 from leaderboard.boards.filters import DEFAULT_SORT, SORTS

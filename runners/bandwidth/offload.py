@@ -46,7 +46,9 @@ class Offload:
     def splits(self) -> bool:
         """Return True when some weights may sit in system memory while a GPU runs the rest."""
         return not self.cpu_only and (
-            bool(self.overrides) or self.cpu_moe_blocks != 0 or (self.n_gpu_layers is not None and self.n_gpu_layers >= 0)
+            bool(self.overrides)
+            or self.cpu_moe_blocks != 0
+            or (self.n_gpu_layers is not None and self.n_gpu_layers >= 0)
         )
 
     def place(self, tensor_name: str, *, blocks: int) -> str:
@@ -60,9 +62,7 @@ class Offload:
         match = re.match(r"^blk\.(\d+)\.", tensor_name)
         if match is not None:
             block = int(match.group(1))
-            if re.search(_ROUTED_EXPERTS, tensor_name) and (
-                self.cpu_moe_blocks is None or block < self.cpu_moe_blocks
-            ):
+            if re.search(_ROUTED_EXPERTS, tensor_name) and (self.cpu_moe_blocks is None or block < self.cpu_moe_blocks):
                 return Place.CPU
             if self.n_gpu_layers is None or self.n_gpu_layers < 0:
                 return Place.GPU

@@ -38,7 +38,9 @@ KV_BYTES: dict[str, float] = {
     "f32": 4.0, "f16": 2.0, "bf16": 2.0, "q8_0": 34 / 32, "q5_1": 24 / 32, "q5_0": 22 / 32,
     "q4_1": 20 / 32, "q4_0": 18 / 32, "iq4_nl": 18 / 32,
 }  # fmt: skip
-_QUANT_WORD = re.compile(r"(?:UD-)?(?P<base>I?Q\d(?:_[01K])?|IQ\d_[A-Z]+|BF16|F16|F32|MXFP4|NVFP4|AWQ-INT4|INT8|FP8|TQ\d_0)", re.I)
+_QUANT_WORD = re.compile(
+    r"(?:UD-)?(?P<base>I?Q\d(?:_[01K])?|IQ\d_[A-Z]+|BF16|F16|F32|MXFP4|NVFP4|AWQ-INT4|INT8|FP8|TQ\d_0)", re.I
+)
 
 
 def nominal_bits(quantization: str) -> float | None:
@@ -168,8 +170,10 @@ def token_read(
             basis = f"parameters × the file's {bits:.2f} bits per weight"
         else:
             found = nominal_bits(model.quantization) or nominal_bits(model.weight_format)
+            if found is None and not (model.quantization or model.weight_format):
+                return "its quantization is not stated, so neither are its bits per weight"
             if found is None:
-                return f"the bits per weight of {model.quantization or 'its quantization'!r} are not known"
+                return f"the bits per weight of {model.quantization or model.weight_format!r} are not known"
             bits = found
             basis = f"parameters × {bits:g} bits ({model.quantization or model.weight_format})"
         total = params_b * 1e9 * bits / 8

@@ -88,7 +88,10 @@ def gguf_header(path: str | Path, *, cache_dir: str | Path) -> GgufHeader:
     match (a big vocabulary takes a tenth of a second to step over); raise GgufError."""
     raw = _cached(
         # v2: headers cached before tensor sizes were read lack them.
-        Path(path), cache_dir=cache_dir, cache_name="gguf-cache-v2.json", compute=lambda p: read_header(p).as_dict()
+        Path(path),
+        cache_dir=cache_dir,
+        cache_name="gguf-cache-v2.json",
+        compute=lambda p: read_header(p).as_dict(),
     )
     return GgufHeader.from_dict(raw)
 

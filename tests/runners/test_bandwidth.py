@@ -81,18 +81,27 @@ def test_without_a_header_the_bytes_are_active_parameters_times_bits() -> None:
     nominal = token_read(header=None, model=ModelFacts(8, None, "Q4_K_M"), offload=Offload(), depth_tokens=None)
     assert not isinstance(nominal, str) and nominal.total_bytes == pytest.approx(8e9 * 4.5 / 8)
     assert nominal_bits("IQ3_S") == 110 * 8 / 256 and nominal_bits("no such quant") is None
-    assert isinstance(token_read(header=None, model=ModelFacts(8, None, "?"), offload=Offload(), depth_tokens=None), str)
+    assert isinstance(
+        token_read(header=None, model=ModelFacts(8, None, "?"), offload=Offload(), depth_tokens=None), str
+    )
 
 
 def test_each_memory_is_read_at_its_speed_and_the_times_add() -> None:
-    read = token_read(header=None, model=ModelFacts(10, None, "Q8_0", layers=10), offload=offload_from(n_gpu_layers=4), depth_tokens=None)
+    read = token_read(
+        header=None,
+        model=ModelFacts(10, None, "Q8_0", layers=10),
+        offload=offload_from(n_gpu_layers=4),
+        depth_tokens=None,
+    )
     assert not isinstance(read, str)
     gpu, ddr = Memory("RTX 3090", 936), Memory("DDR5-5200", system_bandwidth_gb_s(channels=2, mt_s=5200))
     bound = decode_bound(read, gpu=gpu, cpu=ddr)
     assert not isinstance(bound, str)
     total = 10e9 * 8.5 / 8
     assert bound.tokens_per_s == pytest.approx(1 / (0.4 * total / 936e9 + 0.6 * total / 83.2e9))
-    assert decode_bound(read, gpu=gpu, cpu=None) == "the system memory's bandwidth is not stated (its channels and speed)"
+    assert (
+        decode_bound(read, gpu=gpu, cpu=None) == "the system memory's bandwidth is not stated (its channels and speed)"
+    )
 
 
 DMIDECODE = """# dmidecode 3.4

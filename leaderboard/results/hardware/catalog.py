@@ -113,6 +113,12 @@ def gpu_spec(name: str, vram_gb: float | None = None) -> GpuSpec | None:
     return found[0] if found else None
 
 
+def sizes_differ(name: str) -> bool:
+    """Return True for a GPU model the catalog lists in several memory sizes of different bandwidths."""
+    key = normalize(name)
+    return len({row.bandwidth_gb_s for found, row in gpu_rows() if found == key}) > 1
+
+
 def cpu_spec(text: str) -> CpuSpec | None:
     """Return the catalog row of the CPU a free-text description names, else None."""
     return next((row for row in cpu_rows() if row.pattern.search(text or "")), None)
@@ -132,7 +138,11 @@ def system_memory(*, cpu: str, texts: tuple[str, ...] = (), detected: dict[str, 
         for text in (cpu, *texts):
             match = _DDR.search(text or "")
             if match:
-                speed, kind, where = int(match.group("mt")), match.group("type").upper(), "as the rig's description states"
+                speed, kind, where = (
+                    int(match.group("mt")),
+                    match.group("type").upper(),
+                    "as the rig's description states",
+                )
                 break
     if speed is None:
         return None

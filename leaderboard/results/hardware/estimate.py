@@ -124,7 +124,11 @@ class HeldOut:
 
     @property
     def abs_pct_error(self) -> float:
-        return abs(self.estimate.tokens_per_s - self.observation.decode_tokens_per_s) / self.observation.decode_tokens_per_s * 100
+        return (
+            abs(self.estimate.tokens_per_s - self.observation.decode_tokens_per_s)
+            / self.observation.decode_tokens_per_s
+            * 100
+        )
 
 
 def leave_one_rig_out(observations: Sequence[Observation]) -> list[HeldOut]:

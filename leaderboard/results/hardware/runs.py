@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from leaderboard.results.hardware.catalog import GpuSpec, gpu_spec, system_memory
+from leaderboard.results.hardware.catalog import GpuSpec, gpu_spec, sizes_differ, system_memory
 from runners.bandwidth.bound import Bound, Gauge, Memory, decode_bound
 from runners.bandwidth.offload import offload_from
 from runners.bandwidth.weights import ModelFacts, nominal_bits, token_read
@@ -94,10 +94,14 @@ def _gpu_memory(facts: RunFacts) -> tuple[Memory | None, GpuSpec | None, str, li
     specs = [(gpu_spec(model, vram), model, count) for model, count, vram in facts.gpus]
     missing = [model for spec, model, _ in specs if spec is None or spec.bandwidth_gb_s is None]
     if missing:
-        return None, None, f"the memory bandwidth of the {missing[0]} is not stated in the hardware catalog", []
+        if sizes_differ(missing[0]):
+            why = f"the {missing[0]} comes in memory sizes of different bandwidths and the rig does not state its size"
+        else:
+            why = f"the memory bandwidth of the {missing[0]} is not stated in the hardware catalog"
+        return None, None, why, []
     notes = []
-    spec, _, count = max(specs, key=lambda s: (s[0].bandwidth_gb_s or 0) if s[0] else 0)
-    assert spec is not None
+    stated = [(spec, count) for spec, _, count in specs if spec is not None]
+    spec, count = max(stated, key=lambda s: s[0].bandwidth_gb_s or 0)
     if len(specs) > 1:
         notes.append(f"which card ran it is not stated: the fastest, the {spec.name}, is used")
         count = 1
