@@ -122,9 +122,26 @@ def _pair_bound(*, gpu: str, model_file: ModelFile, engine: str) -> RunBound:
     return run_bound(facts)
 
 
+def _page(request: HttpRequest, status: int = 200, **values: Any) -> HttpResponse:
+    """Render the estimate page with every name it reads set (a blank form, an error, a result)."""
+    context: dict[str, Any] = {
+        "gpus": _gpu_names(),
+        "spec": None,
+        "model_file": None,
+        "engine": request.GET.get("engine", ""),
+        "model_raw": request.GET.get("model", ""),
+        "bound": None,
+        "estimate": None,
+        "measured_run": None,
+        "error": "",
+        "error_field": "",
+        **values,
+    }
+    return render(request, "boards/estimate.html", context, status=status)
+
+
 def _error(request: HttpRequest, field: str, message: str) -> HttpResponse:
-    context = {"error_field": field, "error": message, "gpus": _gpu_names()}
-    return render(request, "boards/estimate.html", context, status=400)
+    return _page(request, 400, error_field=field, error=message)
 
 
 def _gpu_names() -> list[str]:
@@ -137,7 +154,7 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
     gpu, model_raw = request.GET.get("gpu", "").strip(), request.GET.get("model", "").strip()
     engine = request.GET.get("engine", "").strip() or Engine.LLAMA_CPP
     if not gpu and not model_raw:
-        return render(request, "boards/estimate.html", {"gpus": _gpu_names()})
+        return _page(request)
     spec = gpu_spec(gpu) if gpu else None
     if spec is None or spec.bandwidth_gb_s is None:
         return _error(request, "gpu", f"gpu: {gpu!r} is not a GPU whose memory bandwidth the catalog states")
@@ -165,16 +182,16 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
         .values_list("pk", flat=True)
         .first()
     )
-    context = {
-        "gpus": _gpu_names(),
-        "spec": spec,
-        "model_file": model_file,
-        "engine": engine,
-        "bound": bound,
-        "estimate": found,
-        "measured_run": measured,
-    }
-    return render(request, "boards/estimate.html", context)
+    return _page(
+        request,
+        spec=spec,
+        model_file=model_file,
+        engine=engine,
+        model_raw=model_raw,
+        bound=bound,
+        estimate=found,
+        measured_run=measured,
+    )
 
 
 def rig_outliers(run_ids: Iterable[int]) -> dict[str, Any]:

@@ -311,6 +311,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "cv": concurrency_view(runs, request.GET, baseline=baseline),
         "cv_runs": ",".join(str(r.pk) for r in runs),
         "cv_keep": [(k, request.GET[k]) for k in ("baseline", "test") if request.GET.get(k)],
+        "bounds": board_bounds(r.pk for r in runs),
     }
     return render(request, "boards/compare.html", context)
 

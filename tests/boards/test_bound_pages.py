@@ -99,3 +99,10 @@ def test_a_bad_estimate_query_is_a_400_naming_the_field(client: Client, params: 
     response = client.get("/estimate/", params)
     assert response.status_code == 400
     assert f'data-field="{field}"' in response.text and f"{field}: " in response.text
+
+
+def test_the_compare_page_gives_each_run_its_share_of_the_bound(client: Client, board_run) -> None:
+    a = measured(board_run, rig="rig-a", tps=[468.0])
+    b = measured(board_run, rig="rig-b", tps=[702.0])
+    html = client.get(f"/compare/?runs={a.pk},{b.pk}").text
+    assert re.findall(r">(\d+)%</span> of bound", html) == ["50", "75"]

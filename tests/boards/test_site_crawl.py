@@ -178,6 +178,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         # Seed 004's two runs of one figure (249.303 and 249.3): no "-0.0% slower".
         "boards:compare": [f"/compare/?runs={compare}", f"/compare/?runs={ids['same_figure']}"],
         "boards:sweeps": [f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
+        "boards:estimate": ["/estimate/", f"/estimate/?gpu=RTX+4090&model={ids['model']}"],
         "boards:concurrency": ["/concurrency/", f"/concurrency/?runs={ids['concurrent']}"],
         "boards:published-comparisons": ["/published/comparisons/"],
         "boards:published-comparison": [f"/published/comparisons/{ids['comparison']}/"],
