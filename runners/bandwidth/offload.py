@@ -42,22 +42,12 @@ class Offload:
         """Return True when the run says anything about where its layers go."""
         return self.cpu_only or self.n_gpu_layers is not None or bool(self.overrides) or self.cpu_moe_blocks != 0
 
-    @property
-    def splits(self) -> bool:
-        """Return True when some weights may sit in system memory while a GPU runs the rest."""
-        return not self.cpu_only and (
-            bool(self.overrides)
-            or self.cpu_moe_blocks != 0
-            or (self.n_gpu_layers is not None and self.n_gpu_layers >= 0)
-        )
-
     def place(self, tensor_name: str, *, blocks: int) -> str:
         """Return Place.GPU or Place.CPU for a tensor named as in the GGUF file."""
         if self.cpu_only:
             return Place.CPU
         for pattern, buffer in self.overrides:
-            with_pattern = _search(pattern, tensor_name)
-            if with_pattern:
+            if _search(pattern, tensor_name):
                 return Place.CPU if buffer.upper().startswith("CPU") else Place.GPU
         match = re.match(r"^blk\.(\d+)\.", tensor_name)
         if match is not None:
