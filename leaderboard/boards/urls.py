@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.boards import views, views_exports
+from leaderboard.boards import bound_views, views, views_exports
 
 app_name = "boards"
 
@@ -16,6 +16,7 @@ urlpatterns = [
     path("models/<int:model_file_id>/", views.model_page, name="model"),
     path("runs/<int:run_id>/", views.run_page, name="run"),
     path("compare/", views.compare_page, name="compare"),
+    path("estimate/", bound_views.estimate_page, name="estimate"),
     path("sweeps/", views.sweeps_page, name="sweeps"),
     path("concurrency/", views.concurrency_page, name="concurrency"),
     path("published/comparisons/", views.published_comparisons, name="published-comparisons"),

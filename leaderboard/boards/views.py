@@ -13,6 +13,7 @@ from django.template import loader
 from django.views.decorators.http import require_GET
 
 from leaderboard.boards import chartdata
+from leaderboard.boards.bound_views import board_bounds, gpu_bound_context, rig_outliers, run_bound_context
 from leaderboard.boards.charts.bars import BarItem, bar_figure
 from leaderboard.boards.charts.board import board_scatter_figure
 from leaderboard.boards.charts.distributions import distributions_figure
@@ -69,6 +70,7 @@ from leaderboard.results.selectors import model_files_visible_to
 COLUMNS = [
     ("model", "Model", "col-model"),
     ("decode", "Decode t/s", "num col-decode"),
+    ("", "Of bound", "num opt col-bound"),
     ("engine", "Stack", "opt col-stack"),
     ("rig", "Rig / GPUs", "opt col-rig"),
     ("ctx", "Context", "num opt col-ctx"),
@@ -96,6 +98,7 @@ def _board_context(
         "params": request.GET,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
+        "bounds": board_bounds(row.run_id for row in view.rows),
         "board_figure": board_scatter_figure(view.rows),
         "bar_figure": bar_figure(
             [
@@ -138,6 +141,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
         request, view, export_params=params, scope_title=model, scope_kind="GPU", scope_param="gpu"
     )
     context["llama_bench_places"] = gpu_bench_places(gpu=model)
+    context.update(gpu_bound_context(gpu=model, viewer=request.user))
     context["mixed_rigs"] = rigs_mixing(gpu=model)
     return render(request, "boards/scoped.html", context)
 
@@ -213,6 +217,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
         "timelines": timeline_links_for_rig(rig_id=rig_id),
         "spreads": rig_spreads(rig_id=rig_id),
         "noise_rule": NOISE_MARGIN_RULE,
+        **rig_outliers(row.run_id for row in board.best),
     }
     return render(request, "boards/rig.html", context)
 
@@ -250,6 +255,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "latency": [f for k, f in latency.items() if k not in HEADLINE_LATENCY],
         "cv": concurrency_view([run], request.GET),
         "cv_single": True,
+        **run_bound_context(run),
     }
     return render(request, "boards/run.html", context)
 
@@ -296,6 +302,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
         "cv": concurrency_view(runs, request.GET, baseline=baseline),
         "cv_runs": ",".join(str(r.pk) for r in runs),
         "cv_keep": [(k, request.GET[k]) for k in ("baseline", "test") if request.GET.get(k)],
+        "bounds": board_bounds(r.pk for r in runs),
     }
     return render(request, "boards/compare.html", context)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from runners.files import write_atomically
 from runners.harness.gguf import GgufError, GgufHeader, read_header
+from runners.harness.memory import system_memory
 from runners.harness.power_source import PowerSource
 
 
@@ -86,7 +87,11 @@ def gguf_header(path: str | Path, *, cache_dir: str | Path) -> GgufHeader:
     """Return the GGUF header of the file, from the cache when path, size and mtime
     match (a big vocabulary takes a tenth of a second to step over); raise GgufError."""
     raw = _cached(
-        Path(path), cache_dir=cache_dir, cache_name="gguf-cache.json", compute=lambda p: read_header(p).as_dict()
+        # v2: headers cached before tensor sizes were read lack them.
+        Path(path),
+        cache_dir=cache_dir,
+        cache_name="gguf-cache-v2.json",
+        compute=lambda p: read_header(p).as_dict(),
     )
     return GgufHeader.from_dict(raw)
 
@@ -172,6 +177,8 @@ def capture(
         "cpu": cpu_model(),
         "cpu_cores": os.cpu_count(),
         "ram_gb": ram_gb(),
+        # Type and speed where the OS states them: the bound of CPU runs (issue 38).
+        "memory": system_memory(),
         "os": os_name(),
         "kernel": platform.release(),
         "python": platform.python_version(),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import mmap
 import re
 import struct
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,31 @@ _GENERAL_KEYS = (
     "split.count",
 )
 DEFAULT_ALIGNMENT = 32
-_ARCH_KEYS = ("block_count", "context_length", "expert_count", "expert_used_count", "embedding_length")
+_ARCH_KEYS = (
+    "block_count",
+    "context_length",
+    "expert_count",
+    "expert_used_count",
+    "embedding_length",
+    "attention.head_count",
+    "attention.head_count_kv",
+    "attention.key_length",
+    "attention.value_length",
+    "attention.sliding_window",
+)
+# ggml's tensor types as (elements per block, bytes per block): ggml/src/ggml.c's
+# type_traits. A type missing here (a newer one) is sized by the gap to the next
+# tensor's offset instead, padding included.
+# fmt: off
+GGML_TYPE_SIZES: dict[int, tuple[int, int]] = {
+    0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34), 9: (32, 36),
+    10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210), 15: (256, 292),
+    16: (256, 66), 17: (256, 74), 18: (256, 98), 19: (256, 50), 20: (32, 18), 21: (256, 110),
+    22: (256, 82), 23: (256, 136), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8),
+    29: (256, 56), 30: (1, 2), 34: (256, 54), 35: (256, 66), 39: (32, 17),
+}
+# fmt: on
+_BLOCK_TENSOR = re.compile(r"^blk\.(?P<layer>\d+)\.(?P<rest>.+)$")
 _U64 = struct.Struct("<Q")
 _SHARD = re.compile(r"^(?P<stem>.+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.gguf$")
 
@@ -106,6 +130,19 @@ class GgufHeader:
     expert_params: int | None
     split_count: int
     has_ssm: bool
+    # The attention shape (the KV cache read per token) and the tensors' data sizes
+    # (the weights read per token): None / {} in headers stored before they were read.
+    head_count: int | None = None
+    head_count_kv: int | None = None
+    key_length: int | None = None
+    value_length: int | None = None
+    sliding_window: int | None = None
+    tensor_bytes: int | None = None
+    # Per repeating block: the tensor's name after ``blk.N.`` → its bytes in each
+    # block (0 where a block lacks it), so an offload pattern (-ot) can be matched
+    # against ``blk.N.<name>`` without a row per tensor.
+    block_tensor_bytes: dict[str, list[int]] = field(default_factory=dict)
+    other_tensor_bytes: dict[str, int] = field(default_factory=dict)
 
     @property
     def kind(self) -> str:
@@ -157,14 +194,14 @@ def read_header(path: str | Path) -> GgufHeader:
     file_path = Path(path).expanduser()
     values, tensors = _parse(file_path)
     arch = str(values.get("general.architecture") or "")
-    total: int | None = sum(n for _, n in tensors)
-    experts: int | None = sum(n for name, n in tensors if _is_routed_expert(name))
     split_count = _as_int(values.get("split.count")) or 1
     if split_count > 1:  # the first shard may hold no tensors at all (--no-tensor-first-split)
-        total, experts = _shard_params(file_path, split_count, total or 0, experts or 0)
-    if not total:
-        # A vocabulary-only file has no tensors: its parameter count is unknown, not 0.
-        total = experts = None
+        tensors = _shard_tensors(file_path, split_count, tensors)
+    total = sum(t.elements for t in tensors) if tensors else None
+    experts = sum(t.elements for t in tensors if _is_routed_expert(t.name)) if tensors else None
+    # A vocabulary-only file has no tensors (its parameter count is unknown, not 0), and
+    # a split model with a shard missing has an unknown count (a part would be wrong).
+    sizes = _sizes(tensors) if tensors else None
     file_type = _as_int(values.get("general.file_type"))
     return GgufHeader(
         version=int(values["__version__"]),
@@ -184,7 +221,39 @@ def read_header(path: str | Path) -> GgufHeader:
         expert_params=experts,
         split_count=split_count,
         has_ssm=bool(values.get("__has_ssm__")),
+        head_count=_as_int(values.get(f"{arch}.attention.head_count")),
+        head_count_kv=_as_int(values.get(f"{arch}.attention.head_count_kv")),
+        key_length=_as_int(values.get(f"{arch}.attention.key_length")),
+        value_length=_as_int(values.get(f"{arch}.attention.value_length")),
+        sliding_window=_as_int(values.get(f"{arch}.attention.sliding_window")),
+        tensor_bytes=sizes[0] if sizes else None,
+        block_tensor_bytes=sizes[1] if sizes else {},
+        other_tensor_bytes=sizes[2] if sizes else {},
     )
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    name: str
+    elements: int
+    nbytes: int
+
+
+def _sizes(tensors: list[_Tensor]) -> tuple[int, dict[str, list[int]], dict[str, int]]:
+    """Return (all tensor bytes, {name after blk.N.: [bytes per block]}, {other name: bytes})."""
+    per_block: dict[str, dict[int, int]] = {}
+    other: dict[str, int] = {}
+    blocks = 0
+    for tensor in tensors:
+        match = _BLOCK_TENSOR.match(tensor.name)
+        if match is None:
+            other[tensor.name] = other.get(tensor.name, 0) + tensor.nbytes
+            continue
+        layer = int(match.group("layer"))
+        blocks = max(blocks, layer + 1)
+        per_block.setdefault(match.group("rest"), {})[layer] = tensor.nbytes
+    block_bytes = {rest: [by_layer.get(i, 0) for i in range(blocks)] for rest, by_layer in sorted(per_block.items())}
+    return sum(t.nbytes for t in tensors), block_bytes, other
 
 
 def _is_routed_expert(tensor_name: str) -> bool:
@@ -193,28 +262,42 @@ def _is_routed_expert(tensor_name: str) -> bool:
     return "_exps." in tensor_name
 
 
-def _shard_params(first: Path, count: int, total: int, experts: int) -> tuple[int | None, int | None]:
+def _shard_tensors(first: Path, count: int, tensors: list[_Tensor]) -> list[_Tensor]:
+    """Return the tensors of every shard beside ``first``; [] when one is missing."""
     match = _SHARD.match(first.name)
     if match is None or int(match.group("index")) != 1:
-        return None, None
+        return []
+    found = list(tensors)
     for index in range(2, count + 1):
         shard = first.with_name(f"{match.group('stem')}-{index:05d}-of-{match.group('count')}.gguf")
         try:
-            _, tensors = _parse(shard)
+            _, more = _parse(shard)
         except GgufError:
-            return None, None
-        total += sum(n for _, n in tensors)
-        experts += sum(n for name, n in tensors if _is_routed_expert(name))
-    return total, experts
+            return []
+        found.extend(more)
+    return found
+
+
+def _with_bytes(infos: list[tuple[str, int, int, int]], *, data_bytes: int) -> list[_Tensor]:
+    """Return the tensors with their data sizes: elements / block × block bytes for a
+    type ggml's table has, else the gap to the next tensor (or the file's end)."""
+    ends = sorted({offset for *_, offset in infos} | {data_bytes})
+    next_offset = {offset: ends[i + 1] for i, offset in enumerate(ends[:-1])}
+    tensors = []
+    for name, elements, ggml_type, offset in infos:
+        size = GGML_TYPE_SIZES.get(ggml_type)
+        nbytes = elements // size[0] * size[1] if size else next_offset.get(offset, offset) - offset
+        tensors.append(_Tensor(name, elements, nbytes))
+    return tensors
 
 
 def _as_int(value: Any) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _parse(path: Path) -> tuple[dict[str, Any], list[tuple[str, int]]]:
+def _parse(path: Path) -> tuple[dict[str, Any], list[_Tensor]]:
     """Return (the wanted key/values plus __version__/__tensor_count__/__kv_count__,
-    [(tensor name, element count)])."""
+    the tensors: name, element count, bytes of data)."""
     try:
         with path.open("rb") as handle:
             size = path.stat().st_size
@@ -282,7 +365,7 @@ class _Walker:
         self.pos = min(pos, size)
         raise GgufError(self.path, f"truncated: {what} runs past the end of the file ({size} bytes)", kind="truncated")
 
-    def walk(self) -> tuple[dict[str, Any], list[tuple[str, int]]]:
+    def walk(self) -> tuple[dict[str, Any], list[_Tensor]]:
         magic = bytes(self.view[:4])
         if magic != MAGIC:
             raise GgufError(self.path, f"not a GGUF file (starts with {magic!r}, not {MAGIC!r})", kind="not_gguf")
@@ -318,7 +401,7 @@ class _Walker:
                 values[key] = self._value(vtype, key)
             else:
                 self._skip(vtype, key)
-        tensors = []
+        infos: list[tuple[str, int, int, int]] = []
         last_name, last_offset = "", -1
         for index in range(tensor_count):
             name = self._string(f"the name of tensor {index}")
@@ -328,22 +411,22 @@ class _Walker:
             elements = 1
             for _ in range(n_dims):
                 elements *= self._fixed(_UINT64, f"a dimension of {name!r}")
-            self._fixed(_UINT32, f"the type of {name!r}")
+            ggml_type = self._fixed(_UINT32, f"the type of {name!r}")
             offset = self._fixed(_UINT64, f"the offset of {name!r}")
             if offset > last_offset:
                 last_name, last_offset = name, offset
-            tensors.append((name, elements))
+            infos.append((name, elements, ggml_type, offset))
         # The data is not read, but a download cut short shows here: the last
         # tensor must start inside the file.
         alignment = _as_int(values.get("general.alignment")) or DEFAULT_ALIGNMENT
         data_start = -(-self.pos // alignment) * alignment
-        if tensors and data_start + last_offset >= self.size:
+        if infos and data_start + last_offset >= self.size:
             raise GgufError(
                 self.path,
                 f"truncated: tensor {last_name!r} starts at byte {data_start + last_offset}, the file has {self.size}",
                 kind="truncated",
             )
-        return values, tensors
+        return values, _with_bytes(infos, data_bytes=self.size - data_start)
 
     def _value(self, vtype: int, key: str) -> Any:
         if vtype == _STRING:

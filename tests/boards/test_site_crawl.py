@@ -189,6 +189,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
             f"/compare/?runs={ids['depths']}",
         ],
         "boards:sweeps": [f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
+        "boards:estimate": ["/estimate/", f"/estimate/?gpu=RTX+4090&model={ids['model']}"],
         "boards:concurrency": ["/concurrency/", f"/concurrency/?runs={ids['concurrent']}"],
         "boards:published-comparisons": ["/published/comparisons/"],
         "boards:published-comparison": [f"/published/comparisons/{ids['comparison']}/"],

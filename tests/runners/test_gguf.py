@@ -200,7 +200,7 @@ def test_the_header_is_cached_by_path_size_and_mtime(gemma_gguf: Path, tmp_path:
     model = tmp_path / "gemma.gguf"
     shutil.copyfile(gemma_gguf, model)
     assert gemma_header_of(model, tmp_path) == read_header(model)
-    cache_file = tmp_path / "cache" / "gguf-cache.json"
+    cache_file = tmp_path / "cache" / "gguf-cache-v2.json"
     cache = json.loads(cache_file.read_text())
     (key,) = cache
     cache[key]["block_count"] = 99  # planted: the cache answers while the file is unchanged

@@ -20,6 +20,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from leaderboard.boards.bound_text import gauge_cell
 from leaderboard.boards.formatting import (
     card_not_stated_badge,
     cost_cell,
@@ -95,6 +96,7 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         '<td class="num col-decode">'
         '<a href="{run_url}" class="strong decode run-link" title="Run #{run_id}">{decode}</a>'
         '{markers}<br><span class="muted stats">{stats}</span></td>'
+        '<td class="num opt col-bound">{bound}</td>'
         '<td class="name opt col-stack">{engine} <span class="muted">{build}</span>{nightly}'
         '<br><span class="muted">{spec}{accept}</span></td>'
         '<td class="name opt col-rig"><a href="{rig_url}">{rig}</a><br><span class="muted">{gpus}</span></td>'
@@ -127,4 +129,5 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         vram=vram_gib(row.vram_peak_mib),
         badge=provenance_badge(row),
         date=row.date_label,
+        bound=gauge_cell((context.get("bounds") or {}).get(row.run_id)),
     )
