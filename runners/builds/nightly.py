@@ -27,6 +27,7 @@ the runs come, so A and B alternate on the same rig.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,8 @@ from typing import Any
 from celery import Task
 
 from runners import pipeline
-from runners.builds.build import BuildError, BuildResult, BuildSpec, build
+from runners.builds.build import BuildResult, BuildSpec, SourceErrors, build
+from runners.builds.releases import ReleaseSource, release_number
 from runners.celery_app import RigEnv, app
 from runners.env import build_cache_dir
 
@@ -75,16 +77,22 @@ def nightly_build_and_bench(
 
     The report is ``{"build_id", "status" (built|failed|error), "error",
     "build": BuildResult as a dict or {}, "runs": [{"build_run_id",
-    "run_uuid", "status", "delivered", "error"}]}``. A failed build skips the
-    benchmarks; a run that fails is reported failed and the others still run."""
+    "run_uuid", "status", "delivered", "error"}], "bench_time_s"}``. A failed
+    build skips the benchmarks; a run that fails is reported failed and the
+    others still run. ``bench_time_s`` is the wall time of the runs (baseline
+    builds an A/B pair needs included: they are part of measuring)."""
     info = spec["build"]
     report: dict[str, Any] = {"build_id": info["id"], "status": "error", "error": "", "build": {}, "runs": []}
     try:
         build_spec = BuildSpec.from_flags_string(
-            repo_url=info["repo_url"], commit=info["commit"], flags=info.get("flags") or "", jobs=info.get("jobs") or 2
+            repo_url=info["repo_url"],
+            commit=info["commit"],
+            flags=info.get("flags") or "",
+            jobs=info.get("jobs") or 2,
+            source=info.get("source") or "git",
         )
         built = build(build_spec, cache_dir or build_cache_dir())
-    except (BuildError, ValueError, OSError) as exc:
+    except (*SourceErrors, ValueError, OSError) as exc:
         report["error"] = f"{type(exc).__name__}: {exc}"
         return report
     report["build"] = built.as_dict()
@@ -92,6 +100,7 @@ def nightly_build_and_bench(
     if not built.ok:
         return report
     others: dict[str, BuildResult | str] = {}
+    started = time.monotonic()
     for entry in spec.get("runs") or []:
         row: dict[str, Any] = {"build_run_id": entry.get("build_run_id"), "run_uuid": entry.get("run_uuid")}
         try:
@@ -115,14 +124,19 @@ def nightly_build_and_bench(
             logger.exception("nightly run %s failed", entry.get("name"))
             row.update(status="failed", delivered="not_posted", error=f"{type(exc).__name__}: {exc}")
         report["runs"].append(row)
+    report["bench_time_s"] = round(time.monotonic() - started, 3)
     return report
 
 
 def _build_other(spec: BuildSpec, commit: str, cache_dir: Path) -> BuildResult | str:
-    """Return the build of ``commit`` with ``spec``'s flags, or why there is none."""
+    """Return the build of ``commit`` with ``spec``'s flags (a release from the
+    same kind of source as ``spec``'s), or why there is none."""
+    source = spec.source if release_number(commit) is not None else ReleaseSource.GIT
     try:
-        other = build(BuildSpec(repo_url=spec.repo_url, commit=commit, flags=spec.flags, jobs=spec.jobs), cache_dir)
-    except (BuildError, ValueError, OSError) as exc:
+        other = build(
+            BuildSpec(repo_url=spec.repo_url, commit=commit, flags=spec.flags, jobs=spec.jobs, source=source), cache_dir
+        )
+    except (*SourceErrors, ValueError, OSError) as exc:
         return f"baseline build {commit[:10]}: {type(exc).__name__}: {exc}"
     return other if other.ok else f"baseline build {commit[:10]} failed"
 

@@ -108,14 +108,17 @@ def parse_registry_versions(text: str) -> list[int]:
     return sorted(numbers)
 
 
-def registry_releases(*, package: str = SDIST_PACKAGE, python: str = sys.executable) -> list[int]:
-    """Return the release numbers the package index has source for, ascending.
-    Ask ``pip index versions`` first; where that command is missing (it is
-    experimental) the version list of a failed ``pip download`` of version 0.
-    Raise ReleaseError if neither lists any."""
+def registry_releases(*, package: str = SDIST_PACKAGE, index_url: str = "", python: str = sys.executable) -> list[int]:
+    """Return the release numbers the package index (``index_url``, else pip's
+    configured one) has source for, ascending. Ask ``pip index versions``
+    first; where that command is missing (it is experimental) the version list
+    of a failed ``pip download`` of version 0. Raise ReleaseError if neither
+    lists any."""
+    index = ["--index-url", index_url] if index_url else []
     attempts = (
-        [python, "-m", "pip", "index", "versions", package],
-        [python, "-m", "pip", "download", "--no-deps", "--no-binary", package, f"{package}==0", "-d", os.devnull],
+        [python, "-m", "pip", "index", "versions", *index, package],
+        [python, "-m", "pip", "download", *index, "--no-deps", "--no-binary", package, f"{package}==0"]
+        + ["-d", os.devnull],
     )
     answers = []
     for cmd in attempts:
@@ -199,10 +202,10 @@ def sdist_tree_sync(tarball: Path, number: int, dest: Path) -> SyncResult:
             handle = tar.extractfile(member)
             data = handle.read() if handle is not None else b""
             kept.add(target)
-            if target.is_file() and not target.is_symlink() and target.stat().st_size == len(data):
-                if target.read_bytes() == data:
-                    unchanged += 1
-                    continue
+            same_size = target.is_file() and not target.is_symlink() and target.stat().st_size == len(data)
+            if same_size and target.read_bytes() == data:
+                unchanged += 1
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.is_symlink() or target.is_dir():
                 _remove(target)

@@ -121,7 +121,9 @@ def test_syncing_a_release_tree_rewrites_changed_files_only_and_drops_removed_on
 
 
 def test_a_release_from_a_git_tag_is_stamped_with_its_number_and_sha(small_upstream: Upstream, tmp_path: Path) -> None:
-    sha = _commit_tree(small_upstream, toy_tree("tagged", ui_option="LLAMA_BUILD_WEBUI"), "release", "2026-02-01T00:00:00+00:00")
+    sha = _commit_tree(
+        small_upstream, toy_tree("tagged", ui_option="LLAMA_BUILD_WEBUI"), "release", "2026-02-01T00:00:00+00:00"
+    )
     git(small_upstream.path, "tag", "b11001")
     _commit_tree(small_upstream, toy_tree("after the tag"), "later", "2026-02-02T00:00:00+00:00")
 

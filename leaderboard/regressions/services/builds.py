@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
@@ -46,6 +48,11 @@ def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list
     with transaction.atomic():
         if not rerun:
             _build_fields_record(build, status=status, built=built, error=str(report.get("error") or ""))
+        bench_time_s = report.get("bench_time_s")
+        if isinstance(bench_time_s, int | float) and bench_time_s >= 0:
+            # Each report's runs add to the build's benchmark time (re-runs and A/B pairs too).
+            BuildRecord.objects.filter(pk=build.pk).update(bench_time_s=Coalesce(F("bench_time_s"), 0.0) + bench_time_s)
+            build.refresh_from_db(fields=["bench_time_s"])  # a later save() must not write the old value back
         reported = set()
         for run_report in report.get("runs") or []:
             reported.add(run_report.get("build_run_id"))

@@ -1,6 +1,8 @@
 """New-build detection: look up each subscription's branch head with
-``git ls-remote``; a head this rig has not built yet becomes a queued build,
-sent to the rig's own queue (``rig.<name>``) by task name."""
+``git ls-remote`` (or, for a subscription following releases, its newest
+release: services/releases.py); a head this rig has not built yet becomes a
+queued build, sent to the rig's own queue (``rig.<name>``) by task name. A
+release is built under its tag, ``bN``, in place of a commit sha."""
 
 from __future__ import annotations
 
@@ -18,9 +20,19 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from leaderboard.celery import app as celery_app
 from leaderboard.core.errors import ApplicationError
 from leaderboard.core.queues import rig_task_send
-from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.models import (
+    BuildRecord,
+    BuildRun,
+    BuildStatus,
+    Follows,
+    ReferenceConfig,
+    ReleaseSource,
+    Subscription,
+)
+from leaderboard.regressions.services.releases import ReleaseListErrors, release_latest
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
-from runners.builds.gitrepo import GitError, ls_remote
+from runners.builds.gitrepo import ls_remote
+from runners.builds.releases import release_number, release_tag
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +64,8 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
             "id": build.pk,
             "repo_url": sub.repo_url,
             "commit": build.commit,
+            # A release (commit bN) comes from the repository's tag, or from its source distribution.
+            "source": sub.release_source if release_number(build.commit) is not None else ReleaseSource.GIT.value,
             "flags": sub.build_flags,
             "jobs": sub.build_jobs,
         },
@@ -157,21 +171,34 @@ def build_queue(
     return build
 
 
+def upstream_head(*, subscription: Subscription) -> str | None:
+    """Return what ``subscription`` would build now: its branch's head sha, or
+    its newest release's tag (``bN``); None if there is no such branch or no
+    release. Raise GitError or ReleaseError if upstream cannot be read."""
+    if subscription.follows == Follows.RELEASES:
+        latest = release_latest(subscription=subscription)
+        return release_tag(latest[0]) if latest else None
+    return ls_remote(subscription.repo_url, subscription.branch)
+
+
 def subscription_check(*, subscription: Subscription) -> CheckResult:
-    """Look up the branch head; queue a build if this rig never built it.
+    """Look up the branch head (or the newest release); queue a build if this
+    rig never built it.
 
     Return what happened (``build`` is the new build, else None with the
-    reason). An unreachable remote is logged in the reason, not raised: one
-    broken subscription must not stop the others."""
+    reason). An unreachable remote or package index is logged in the reason,
+    not raised: one broken subscription must not stop the others."""
     try:
-        head = ls_remote(subscription.repo_url, subscription.branch)
-    except GitError as exc:
-        return CheckResult(subscription.pk, None, None, f"ls-remote failed: {exc}")
+        head = upstream_head(subscription=subscription)
+    except ReleaseListErrors as exc:
+        what = "the release list" if subscription.follows == Follows.RELEASES else "ls-remote"
+        return CheckResult(subscription.pk, None, None, f"{what} failed: {exc}")
     subscription.last_checked_at = timezone.now()
     subscription.last_head = head or ""
     subscription.save(update_fields=["last_checked_at", "last_head"])
     if head is None:
-        return CheckResult(subscription.pk, None, None, f"no branch {subscription.branch!r}")
+        missing = "no release" if subscription.follows == Follows.RELEASES else f"no branch {subscription.branch!r}"
+        return CheckResult(subscription.pk, None, None, missing)
     if BuildRecord.objects.filter(subscription=subscription, commit=head).exists():
         return CheckResult(subscription.pk, head, None, "already tested on this rig")
     previous = (
