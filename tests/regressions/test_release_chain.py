@@ -39,12 +39,17 @@ FAST = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
 SLOW = [v * 0.7 for v in FAST]
 
 
-def answer(build: BuildRecord, samples: list[float], *, bench_time_s: float = 2.5) -> None:
-    """Play the rig: post every run the build still awaits, then report the build."""
+def answer(
+    build: BuildRecord, samples: list[float] | Callable[[str], list[float]], *, bench_time_s: float = 2.5
+) -> None:
+    """Play the rig: post every run the build still awaits (``samples``, or
+    ``samples(commit)`` of the binary the run uses: an A/B pair's A side runs
+    the baseline's), then report the build."""
     runs = list(build.build_runs.filter(status=""))
     for index, build_run in enumerate(runs):
+        values = samples(build_run.run_commit or build.commit) if callable(samples) else samples
         # Runs of one binary differ a little, as real ones do (the noise floor is measured on them).
-        post_run(build, [v * (1 + 0.003 * index) for v in samples], build_run=build_run)
+        post_run(build, [v * (1 + 0.003 * (index % 3)) for v in values], build_run=build_run)
     report = {
         "build_id": build.pk,
         "status": "built",
