@@ -23,6 +23,7 @@ from django.urls import NoReverseMatch, reverse
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmation, Subscription, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
+from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.results.models import Run
 
 # Columns are grouped in this order; a backend not named here comes after, by name.
@@ -209,7 +210,7 @@ def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Colum
         return verdict_cell(verdict)
     if build.fanout_of_id:
         detail = "A/B pairs not all back yet"
-    elif build.status == BuildStatus.BENCHMARKED:
+    elif build.status in BENCHMARKED_PHASES:
         detail = "no verdict: the first build, or its run is missing"
     else:
         detail = f"{build.get_status_display().lower()}, awaiting its runs"

@@ -28,6 +28,7 @@ from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
+from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.results.models import Rig
 from runners.stats import t_quantile_975
 
@@ -215,7 +216,7 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(
         verdicts__isnull=True, subscription__rig__in=shown
     ):
-        status = "pending" if build.status in (BuildStatus.QUEUED, BuildStatus.BENCHMARKED) else "no result"
+        status = "pending" if build.status == BuildStatus.QUEUED or build.status in BENCHMARKED_PHASES else "no result"
         how = "A/B pairs queued" if status == "pending" else f"{build.get_status_display()}: {build.error[:120]}"
         answers.append(
             RigAnswer(

@@ -18,16 +18,10 @@ from typing import Any
 import pytest
 import redis
 
-from leaderboard.regressions.models import (
-    BisectStatus,
-    BuildRecord,
-    BuildRun,
-    BuildStatus,
-    ReferenceConfig,
-    Subscription,
-)
+from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildRun, ReferenceConfig, Subscription
 from leaderboard.regressions.services.builds import build_report_record
 from leaderboard.regressions.services.detection import subscription_check
+from leaderboard.regressions.states import BuildRunStatus, BuildStatus
 from leaderboard.results.models import Rig
 from tests.fixtures.celery_worker import queued_messages
 from tests.fixtures.regressions import Upstream, git, post_run
@@ -45,7 +39,7 @@ def answer(
     """Play the rig: post every run the build still awaits (``samples``, or
     ``samples(commit)`` of the binary the run uses: an A/B pair's A side runs
     the baseline's), then report the build."""
-    runs = list(build.build_runs.filter(status=""))
+    runs = list(build.build_runs.filter(status=BuildRunStatus.QUEUED))
     for index, build_run in enumerate(runs):
         values = samples(build_run.run_commit or build.commit) if callable(samples) else samples
         # Runs of one binary differ a little, as real ones do (the noise floor is measured on them).

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 import redis
 
-from leaderboard.regressions.models import BuildRecord, BuildStatus, Replay, ReplayStepState
+from leaderboard.regressions.models import BuildRecord, Replay, ReplayStepState
+from leaderboard.regressions.states import BuildRunStatus, BuildStatus
 from leaderboard.results.models import Rig
 from tests.fixtures.celery_worker import redis_url_for_tests
 from tests.fixtures.gunicorn import test_database_url
@@ -42,7 +43,7 @@ def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[
 
 
 def _awaiting() -> list[BuildRecord]:
-    return list(BuildRecord.objects.filter(build_runs__status="").distinct().order_by("created_at"))
+    return list(BuildRecord.objects.filter(build_runs__status=BuildRunStatus.QUEUED).distinct().order_by("created_at"))
 
 
 def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(

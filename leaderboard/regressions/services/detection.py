@@ -23,13 +23,13 @@ from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
-    BuildStatus,
     Follows,
     ReferenceConfig,
     ReleaseSource,
     Subscription,
 )
 from leaderboard.regressions.services.releases import ReleaseListErrors, release_latest
+from leaderboard.regressions.states import BuildRunRole, BuildRunStatus, BuildStatus, build_move
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from runners.builds.gitrepo import ls_remote
 from runners.builds.releases import release_number, release_tag
@@ -78,7 +78,7 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
                 # The A side of an A/B pair runs the baseline commit's binary.
                 **({"commit": br.run_commit} if br.run_commit else {}),
             }
-            for br in build.build_runs.filter(status="").select_related("reference_config")
+            for br in build.build_runs.filter(status=BuildRunStatus.QUEUED).select_related("reference_config")
         ],
         "rig": sub.rig.name,
         "service_url": settings.RIGBOARD_PUBLIC_URL,
@@ -88,13 +88,15 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
 
 
 def _run_label(build_run: BuildRun) -> str:
-    if build_run.run_commit:
-        return f" (A/B: A {build_run.run_commit[:10]}, run {build_run.repeat})"
-    if build_run.confirms and hasattr(build_run, "as_pair_b"):
-        return f" (A/B: B, run {build_run.repeat})"
-    if build_run.confirms:
-        return f" (re-run {build_run.repeat})"
-    return f" (repeat {build_run.repeat})" if build_run.repeat else ""
+    """Return what the rig's log names a run by: its role and repeat ('' for the run judged)."""
+    role, repeat = build_run.role, build_run.repeat
+    if role == BuildRunRole.AB_A:
+        return f" (A/B: A {build_run.run_commit[:10]}, run {repeat})"
+    if role == BuildRunRole.AB_B:
+        return f" (A/B: B, run {repeat})"
+    if role == BuildRunRole.RERUN:
+        return f" (re-run {repeat})"
+    return f" (repeat {repeat})" if repeat else ""
 
 
 def build_send(build: BuildRecord) -> bool:
@@ -117,10 +119,14 @@ def build_send(build: BuildRecord) -> bool:
 
 
 def _dispatch(build: BuildRecord) -> None:
-    if not build_send(build):
-        BuildRecord.objects.filter(pk=build.pk, status=BuildStatus.QUEUED).update(
-            status=BuildStatus.ERROR, error=build.error, finished_at=timezone.now()
-        )
+    if build_send(build):
+        return
+    with transaction.atomic():
+        locked = BuildRecord.objects.select_for_update().get(pk=build.pk)
+        if locked.status == BuildStatus.QUEUED:  # a report may have come first
+            build_move(locked, BuildStatus.ERROR)
+            locked.error, locked.finished_at = build.error, timezone.now()
+            locked.save(update_fields=["status", "error", "finished_at"])
 
 
 def runs_needed(*, reference_config: ReferenceConfig) -> int:
@@ -129,15 +135,11 @@ def runs_needed(*, reference_config: ReferenceConfig) -> int:
     finished runs. A first build is thus benchmarked MIN_NOISE_RUNS times in
     the same job, so the second build is judged with a noise floor measured
     on the spot (A/A runs of one binary) instead of none."""
-    history = BuildRun.objects.filter(
-        reference_config=reference_config,
-        status="finished",
-        build__status=BuildStatus.BENCHMARKED,
-        build__accepted=True,
-        build__bisect_of__isnull=True,
-        build__fanout_of__isnull=True,
-        run_commit="",
-    ).count()
+    history = (
+        BuildRun.objects.nightly_history(reference_config=reference_config)
+        .filter(status=BuildRunStatus.FINISHED)
+        .count()
+    )
     return max(1, MIN_NOISE_RUNS - history)
 
 
@@ -160,13 +162,20 @@ def build_queue(
             bisect_of=bisect_of,
             celery_task_id=str(uuid.uuid4()),
         )
-        BuildRun.objects.bulk_create(
-            [
-                BuildRun(build=build, reference_config=c, repeat=repeat)
+        if bisect_of is not None:
+            runs = [BuildRun(build=build, reference_config=c, role=BuildRunRole.MIDPOINT) for c in configs]
+        else:
+            runs = [
+                BuildRun(
+                    build=build,
+                    reference_config=c,
+                    repeat=repeat,
+                    role=BuildRunRole.NOISE if repeat else BuildRunRole.JUDGED,
+                )
                 for c in configs
-                for repeat in range(1 if bisect_of is not None else runs_needed(reference_config=c))
+                for repeat in range(runs_needed(reference_config=c))
             ]
-        )
+        BuildRun.objects.bulk_create(runs)
         transaction.on_commit(lambda: _dispatch(build))
     return build
 

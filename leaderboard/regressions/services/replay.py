@@ -26,7 +26,6 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
-    BuildStatus,
     Follows,
     Replay,
     ReplayStep,
@@ -34,6 +33,7 @@ from leaderboard.regressions.models import (
     Subscription,
 )
 from leaderboard.regressions.services.detection import build_queue, build_send
+from leaderboard.regressions.states import BuildRunStatus, BuildStatus
 from runners.builds.releases import release_tag
 
 _ALLOWED: dict[str, frozenset[str]] = {
@@ -94,14 +94,23 @@ def replay_open(*, subscription: Subscription, releases: Sequence[int], label: s
     return replay
 
 
+# The phases in which the chain is done with a build (states.BuildStatus): a
+# confirming phase still owes runs, a queued build its report.
+_SETTLED_PHASES = (BuildStatus.BENCHMARKED, BuildStatus.FAILED, BuildStatus.ERROR)
+
+
 def build_settled(build: BuildRecord) -> bool:
     """Return True when the chain has nothing left to do on ``build``'s rig
-    for it: the build ended (benchmarked, failed, or an error) and no run of
-    this subscription awaits the rig (its re-runs, A/B pairs, bisection
-    midpoints). Fan-out to other rigs is theirs and is not waited for."""
-    if build.status in (BuildStatus.QUEUED, BuildStatus.BUILT):
+    for it: the build is in a settled phase and no run of this subscription
+    awaits the rig (a bisection's midpoints). A report is recorded and judged
+    in one transaction (services/builds.py), so a benchmarked build seen here
+    has its verdicts and any confirmation it needs. Fan-out to other rigs is
+    theirs and is not waited for."""
+    build.refresh_from_db(fields=["status"])
+    if build.status not in _SETTLED_PHASES:
         return False
-    return not BuildRun.objects.filter(build__subscription_id=build.subscription_id, status="").exists()
+    queued = BuildRun.objects.filter(build__subscription_id=build.subscription_id, status=BuildRunStatus.QUEUED)
+    return not queued.exists()
 
 
 def _load_1m() -> float | None:
@@ -161,7 +170,7 @@ def replay_resend(*, replay: Replay) -> list[BuildRecord]:
     broker kept them); return those builds. A build still in the rig's queue
     would run twice, so this is asked for, never done on its own."""
     builds = (
-        BuildRecord.objects.filter(subscription=replay.subscription, build_runs__status="")
+        BuildRecord.objects.filter(subscription=replay.subscription, build_runs__status=BuildRunStatus.QUEUED)
         .distinct()
         .select_related("subscription__rig")
     )

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('regressions', '0007_buildrecord_subject'),
+        ('regressions', '0008_explicit_states'),
     ]
 
     operations = [
