@@ -113,9 +113,7 @@ def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
     assert output.count("3 releases b101..b106 on replay-rig") == 2  # once per start
 
 
-def test_a_replay_needs_a_release_the_source_knows(
-    tmp_path: Path, make_rig: Callable[..., Rig], settings: Any
-) -> None:
+def test_a_replay_needs_a_release_the_source_knows(tmp_path: Path, make_rig: Callable[..., Rig], settings: Any) -> None:
     from django.core.management import CommandError, call_command
 
     make_rig(name="replay-rig")
