@@ -33,17 +33,20 @@ from django.http import Http404
 
 from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
-from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
+from leaderboard.regressions.models import BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
 from leaderboard.regressions.reproduce import Reproduce, public_repo, reproduce_of
 from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.regressions.verdict import noise_words, spread_loaded
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
 from leaderboard.results.models import Rig
 from runners.builds.releases import release_number, release_url
 from runners.stats import t_quantile_975
 
 TEST_AB = "A/B pairs: paired t-test on the pairs' log ratios"
 TEST_RERUN = "re-run rule: Mann–Whitney U on one run's repetitions each"
+# A fan-out rig that could not build or run its pairs.
+NO_RESULT = "no result"
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ class RigAnswer:
     backend: str
     hardware: str
     reference_config: str
-    status: str  # "reproduces", "does not reproduce", "pending", "no result"
+    status: str  # words.py's answer (reproduces, does not reproduce, pending), or "no result"
     baseline: SideFigures
     candidate: SideFigures
     effect_pct: float | None
@@ -152,7 +155,6 @@ def _answer(verdict: Verdict) -> RigAnswer:
         baseline = SideFigures.of([p.a_median for p in pairs])
         candidate = SideFigures.of([p.b_median for p in pairs])
         test = TEST_AB
-        how = f"A/B, {verdict.ab_n_pairs or len(pairs)} interleaved pairs (ABBA)"
     else:
         # The runs the verdict was judged on: each side's repetitions (the baseline's runs together).
         base_samples = [v for run in verdict.baseline_runs.all() for v in run.decode_samples()]
@@ -160,15 +162,7 @@ def _answer(verdict: Verdict) -> RigAnswer:
         baseline, candidate = SideFigures.of(base_samples), SideFigures.of(new_samples)
         effect_rerun = log_effect_ci(new_samples, base_samples) if base_samples and new_samples else None
         test = TEST_RERUN
-        how = "one run each (medians of n repetitions)"
-        if verdict.confirm_effect_pct is not None:
-            how += f"; re-run {verdict.confirm_effect_pct:+.2f}%"
-    if verdict.confirmation == Confirmation.PENDING:
-        status = "pending"
-    elif verdict.kind == VerdictKind.REGRESSION and verdict.stands:
-        status = "reproduces"
-    else:
-        status = "does not reproduce"
+    words = verdict_words(verdict, n_pairs=len(pairs))
     ab = verdict.ab_effect_pct is not None
     ci = (verdict.ab_ci_low_pct, verdict.ab_ci_high_pct) if ab else (None, None)
     effect_pct = verdict.ab_effect_pct if ab else verdict.effect_pct
@@ -180,7 +174,7 @@ def _answer(verdict: Verdict) -> RigAnswer:
         backend=subscription_backend(sub),
         hardware=sub.rig.gpu_summary() or sub.rig.cpu or "",
         reference_config=verdict.reference_config.name,
-        status=status,
+        status=words.answer,
         baseline=baseline,
         candidate=candidate,
         effect_pct=effect_pct,
@@ -189,7 +183,7 @@ def _answer(verdict: Verdict) -> RigAnswer:
         n_pairs=len(pairs),
         pair_spread_pct=verdict.ab_spread_pct,
         noise=verdict.noise.describe(),
-        how=how,
+        how=words.how,
         verdict_id=verdict.pk,
         test=test,
         noise_words=noise_words(verdict.noise),
@@ -201,8 +195,8 @@ def _summary(answers: Sequence[RigAnswer]) -> list[str]:
     lines = []
     for backend in sorted({a.backend for a in answers}):
         rigs = {a.rig: a.status for a in answers if a.backend == backend}
-        settled = [s for s in rigs.values() if s in ("reproduces", "does not reproduce")]
-        yes = sum(1 for s in settled if s == "reproduces")
+        settled = [s for s in rigs.values() if s in (REPRODUCES, DOES_NOT_REPRODUCE)]
+        yes = sum(1 for s in settled if s == REPRODUCES)
         pending = len(rigs) - len(settled)
         line = f"{backend}: reproduces on {yes} of {len(settled)} rig{'s' if len(settled) != 1 else ''}"
         lines.append(line + (f" ({pending} pending)" if pending else ""))
@@ -251,8 +245,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(
         verdicts__isnull=True, subscription__rig__in=shown
     ):
-        status = "pending" if build.status == BuildStatus.QUEUED or build.status in BENCHMARKED_PHASES else "no result"
-        how = "A/B pairs queued" if status == "pending" else f"{build.get_status_display()}: {build.error[:120]}"
+        status = PENDING if build.status == BuildStatus.QUEUED or build.status in BENCHMARKED_PHASES else NO_RESULT
+        how = "A/B pairs queued" if status == PENDING else f"{build.get_status_display()}: {build.error[:120]}"
         answers.append(
             RigAnswer(
                 rig=build.subscription.rig.name,
