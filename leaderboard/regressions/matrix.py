@@ -27,6 +27,7 @@ from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.regressions.verdict import METRIC
 from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
+from runners.builds.releases import release_number, release_url
 
 # Columns are grouped in this order; a backend not named here comes after, by name.
 BACKEND_ORDER = ("CUDA", "ROCm", "Vulkan", "Metal", "SYCL", "CPU")
@@ -100,6 +101,12 @@ class Row:
     @property
     def short_commit(self) -> str:
         return self.commit[:10]
+
+    @property
+    def release_url(self) -> str:
+        """Return the release's page upstream when this commit is a release (bN); else ''."""
+        number = release_number(self.commit)
+        return release_url(number) if number is not None else ""
 
 
 @dataclass(frozen=True)

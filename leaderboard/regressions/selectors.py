@@ -16,6 +16,7 @@ from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, R
 from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
+from runners.builds.releases import release_number, release_url
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,12 @@ class TimelinePoint:
     @property
     def short_commit(self) -> str:
         return self.commit[:10]
+
+    @property
+    def release_url(self) -> str:
+        """Return the release's page upstream when this commit is a release (bN); else ''."""
+        number = release_number(self.commit)
+        return release_url(number) if number is not None else ""
 
     @property
     def failed(self) -> bool:

