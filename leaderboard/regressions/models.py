@@ -132,7 +132,9 @@ class Subscription(models.Model):
     class Meta:
         ordering = ["rig__name", "repo_url", "branch"]
         constraints = [
-            models.UniqueConstraint(fields=["rig", "repo_url", "branch", "build_flags"], name="uniq_subscription"),
+            models.UniqueConstraint(
+                fields=["rig", "repo_url", "branch", "build_flags", "follows"], name="uniq_subscription"
+            ),
         ]
 
     def __str__(self) -> str:
