@@ -19,10 +19,13 @@ from leaderboard.regressions.ab import DEFAULT_AB_MAX_PAIRS
 from leaderboard.regressions.states import (
     BENCHMARKED_PHASES,
     CONFIRMATION_ROLES,
+    AlertStatus,
+    BisectStatus,
     BuildRunRole,
     BuildRunStatus,
     BuildStatus,
     Confirmation,
+    VerdictKind,
 )
 from leaderboard.regressions.verdict import (
     DEFAULT_ALPHA,
@@ -302,18 +305,6 @@ class BuildRun(models.Model):
         return self.role in CONFIRMATION_ROLES
 
 
-class VerdictKind(models.TextChoices):
-    REGRESSION = "regression", "Regression"
-    IMPROVEMENT = "improvement", "Improvement"
-    NONE = "none", "No change"
-
-
-class BisectStatus(models.TextChoices):
-    RUNNING = "running", "Bisecting"
-    DONE = "done", "First slow commit found"
-    FAILED = "failed", "Bisection stopped"
-
-
 class Verdict(models.Model):
     """A new run judged against its baseline on the raw samples of one metric."""
 
@@ -454,12 +445,6 @@ class ConfirmationPair(models.Model):
 class AlertChannel(models.TextChoices):
     WEBHOOK = "webhook", "Webhook"
     EMAIL = "email", "Email"
-
-
-class AlertStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    SENT = "sent", "Sent"
-    FAILED = "failed", "Failed (gave up)"
 
 
 class AlertDelivery(models.Model):

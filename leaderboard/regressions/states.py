@@ -19,6 +19,8 @@ made by one function that refuses every other move (as jobs/services.py's
   ab_confirmed | ab_refuted | unchecked (A/B pairs).
 
 A build run's role (``BuildRunRole``) is set when it is made and never moves.
+A verdict's kind, a bisection's status and an alert's status are kept here
+too, beside the states they go with.
 
 Restating the current state is no move and is accepted: a report sent twice
 says again what the first said."""
@@ -85,6 +87,24 @@ class Confirmation(models.TextChoices):
     UNCHECKED = "unchecked", "Re-run failed; the first run stands"
     AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B pairs"
     AB_REFUTED = "ab_refuted", "Not reproduced by A/B pairs"
+
+
+class VerdictKind(models.TextChoices):
+    REGRESSION = "regression", "Regression"
+    IMPROVEMENT = "improvement", "Improvement"
+    NONE = "none", "No change"
+
+
+class BisectStatus(models.TextChoices):
+    RUNNING = "running", "Bisecting"
+    DONE = "done", "First slow commit found"
+    FAILED = "failed", "Bisection stopped"
+
+
+class AlertStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed (gave up)"
 
 
 BUILD_MOVES: Mapping[str, frozenset[str]] = {

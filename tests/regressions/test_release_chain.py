@@ -212,3 +212,11 @@ def test_the_build_reports_benchmark_time_adds_up_over_its_reports(
 
     build.refresh_from_db()
     assert build.bench_time_s == pytest.approx(5.5) and build.build_time_s == 4.0
+
+
+def test_the_release_sources_are_one_list_on_the_rig_the_wire_and_the_service() -> None:
+    from leaderboard.regressions.models import ReleaseSource
+    from runners.builds.releases import ReleaseSource as RigReleaseSource
+    from runners.delivery.nightly_schema import RELEASE_SOURCES
+
+    assert sorted(ReleaseSource.values) == sorted(s.value for s in RigReleaseSource) == sorted(RELEASE_SOURCES)

@@ -44,7 +44,7 @@ class Row:
     confirmation: str = ""
 
 
-CASES: list[tuple[type[Any], str, Callable[[Any, Any], None], set[tuple[Any, Any]]]] = [
+CASES: list[tuple[Any, str, Callable[[Any, Any], None], set[tuple[Any, Any]]]] = [
     (BuildStatus, "status", build_move, BUILD_MOVES),
     (BuildRunStatus, "status", build_run_move, RUN_MOVES),
     (Confirmation, "confirmation", confirmation_move, CONFIRMATION_MOVES),
@@ -53,7 +53,7 @@ CASES: list[tuple[type[Any], str, Callable[[Any, Any], None], set[tuple[Any, Any
 
 @pytest.mark.parametrize(("states", "field", "move", "allowed"), CASES, ids=["build", "build_run", "confirmation"])
 def test_every_allowed_move_is_made_and_every_other_is_refused(
-    states: type[Any], field: str, move: Callable[[Any, Any], None], allowed: set[tuple[Any, Any]]
+    states: Any, field: str, move: Callable[[Any, Any], None], allowed: set[tuple[Any, Any]]
 ) -> None:
     made, refused = set(), set()
     for current, to in itertools.product(list(states), repeat=2):

@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from pydantic import ValidationError
 
 from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import BuildRecord, BuildRun, Verdict
@@ -39,6 +40,8 @@ from leaderboard.regressions.states import (
     build_move,
     build_run_move,
 )
+from runners.delivery.nightly_schema import BuildReport, RunReport
+from runners.delivery.schema_types import field_errors
 
 _BUILD_FIELDS = ("build_time_s", "compiler", "log_tail", "binary_path", "cached")
 
@@ -49,45 +52,38 @@ _OUTCOMES = {"built": BuildStatus.BENCHMARKED, "failed": BuildStatus.FAILED}
 
 
 @transaction.atomic
-def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list[Verdict]]:
+def build_report_record(*, report: Any) -> tuple[BuildRecord, list[Verdict]]:
     """Store what the rig reports for a build and move the chain on (module doc),
     in one transaction: nobody sees a build benchmarked but not yet judged (a
     replay waits on that, services/replay.py); what leaves (sends, alerts)
     leaves once it is committed.
 
-    ``report`` is ``{"build_id", "status" (built|failed|error), "error",
-    "build": BuildResult fields, "runs": [{"build_run_id", "status", "error"}]}``.
-    A failed build is recorded with its log and gets no verdicts. Return the
-    build and its verdicts (none for a failed build or a bisection midpoint);
-    raise ApplicationError for an unknown build."""
-    build_id = report.get("build_id")
-    build = (
-        BuildRecord.objects.select_related("subscription__rig").filter(pk=build_id).first()
-        if isinstance(build_id, int)
-        else None
-    )
+    ``report`` is runners/delivery/nightly_schema.py's BuildReport as JSON; a
+    report that does not fit it is refused (ApplicationError naming the field)
+    before anything is stored. A failed build is recorded with its log and
+    gets no verdicts. Return the build and its verdicts (none for a failed
+    build or a bisection midpoint); raise ApplicationError (404) for an unknown build."""
+    parsed = _parsed(report)
+    build = BuildRecord.objects.select_related("subscription__rig").filter(pk=parsed.build_id).first()
     if build is None:
-        raise ApplicationError(f"no build {report.get('build_id')!r}", field="build_id", status_code=404)
-    status = str(report.get("status") or "")
-    built = report.get("build") or {}
+        raise ApplicationError(f"no build {parsed.build_id!r}", field="build_id", status_code=404)
     first_report = build.status in _UNREPORTED
     with transaction.atomic():
         if first_report:
-            _build_fields_record(build, status=status, built=built, error=str(report.get("error") or ""))
-        bench_time_s = report.get("bench_time_s")
-        if isinstance(bench_time_s, int | float) and bench_time_s >= 0:
+            _build_fields_record(build, parsed)
+        if parsed.bench_time_s is not None:
             # Each report's runs add to the build's benchmark time (re-runs and A/B pairs too).
-            BuildRecord.objects.filter(pk=build.pk).update(bench_time_s=Coalesce(F("bench_time_s"), 0.0) + bench_time_s)
+            total = Coalesce(F("bench_time_s"), 0.0) + parsed.bench_time_s
+            BuildRecord.objects.filter(pk=build.pk).update(bench_time_s=total)
             build.refresh_from_db(fields=["bench_time_s"])  # a later save() must not write the old value back
-        reported = set()
-        for run_report in report.get("runs") or []:
-            reported.add(run_report.get("build_run_id"))
+        for run_report in parsed.runs:
             _build_run_record(build, run_report)
-        if build.status in CONFIRMING and status != "built":
+        if build.status in CONFIRMING and parsed.status != "built":
             # The rig could not rebuild for the confirmation: its runs failed, and say why.
+            reported = [r.build_run_id for r in parsed.runs]
             for build_run in build.build_runs.filter(status=BuildRunStatus.QUEUED).exclude(pk__in=reported):
                 build_run_move(build_run, BuildRunStatus.FAILED)
-                build_run.error = f"{status}: {report.get('error') or ''}"[:2000]
+                build_run.error = f"{parsed.status}: {parsed.error}"[:2000]
                 build_run.save(update_fields=["status", "error"])
         if first_report and build.fanout_of_id is not None and build.status == BuildStatus.BENCHMARKED:
             # A fan-out build runs A/B pairs only: its first report is already theirs.
@@ -112,26 +108,37 @@ def build_report_record(*, report: Mapping[str, Any]) -> tuple[BuildRecord, list
     return build, verdicts
 
 
-def _build_run_record(build: BuildRecord, run_report: Mapping[str, Any]) -> None:
+def _parsed(report: Any) -> BuildReport:
+    """Return ``report`` checked against the schema; ApplicationError names the first field refused."""
+    if not isinstance(report, Mapping):
+        raise ApplicationError("expected an object", field="body")
+    try:
+        return BuildReport.model_validate(dict(report))
+    except ValidationError as exc:
+        field, (why, *_) = next(iter(field_errors(exc).items()))
+        raise ApplicationError(why, field=field) from exc
+
+
+def _build_run_record(build: BuildRecord, run_report: RunReport) -> None:
     """Store the rig's word on one run of ``build``; a run already reported keeps the first word."""
-    build_run = BuildRun.objects.filter(pk=run_report.get("build_run_id"), build=build).first()
+    build_run = BuildRun.objects.filter(pk=run_report.build_run_id, build=build).first()
     if build_run is None or build_run.status != BuildRunStatus.QUEUED:
         return
-    status = str(run_report.get("status") or "")
-    build_run_move(build_run, BuildRunStatus(status) if status in BuildRunStatus.values else BuildRunStatus.FAILED)
-    build_run.error = str(run_report.get("error") or "")
-    build_run.failure_kind = str(run_report.get("failure_kind") or "")[:32]
+    build_run_move(build_run, BuildRunStatus(run_report.status))
+    build_run.error = run_report.error
+    build_run.failure_kind = run_report.failure_kind
     build_run.save(update_fields=["status", "error", "failure_kind"])
 
 
-def _build_fields_record(build: BuildRecord, *, status: str, built: Mapping[str, Any], error: str) -> None:
+def _build_fields_record(build: BuildRecord, report: BuildReport) -> None:
+    built = report.build.model_dump(exclude_unset=True)
     for name in _BUILD_FIELDS:
         if built.get(name) is not None:
             setattr(build, name, built[name])
     build.log_tail = str(build.log_tail or "")[-8000:]
     # The commit's subject as the rig's checkout read it (kept when the report has none).
-    build.subject = str(built.get("subject") or build.subject)[:300]
-    build.error = error
+    build.subject = (report.build.subject or build.subject)[:300]
+    build.error = report.error
     build.finished_at = timezone.now()
-    build_move(build, _OUTCOMES.get(status, BuildStatus.ERROR))
+    build_move(build, _OUTCOMES.get(report.status, BuildStatus.ERROR))
     build.save()

@@ -33,6 +33,7 @@ from leaderboard.regressions.states import BuildRunRole, BuildRunStatus, BuildSt
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from runners.builds.gitrepo import ls_remote
 from runners.builds.releases import release_number, release_tag
+from runners.delivery.nightly_schema import DispatchBuild, DispatchRun, NightlyDispatch
 
 logger = logging.getLogger(__name__)
 
@@ -54,37 +55,42 @@ class CheckResult:
 
 
 def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
-    """Return the JSON the rig's nightly task receives: what to build, and one
-    runner config per run not yet reported (each reference configuration and
-    repeat; later, a confirmation's re-runs only) with the run uuid to post
-    under. No secrets: the rig has its own token."""
+    """Return the JSON the rig's nightly task receives (runners/delivery/nightly_schema.py's
+    NightlyDispatch): what to build, and one runner config per run not yet
+    reported (each reference configuration and repeat; later, a confirmation's
+    runs only) with the run uuid to post under and its role. No secrets: the
+    rig has its own token."""
     sub = build.subscription
-    return {
-        "build": {
-            "id": build.pk,
-            "repo_url": sub.repo_url,
-            "commit": build.commit,
+    dispatch = NightlyDispatch(
+        build=DispatchBuild(
+            id=build.pk,
+            repo_url=sub.repo_url,
+            commit=build.commit,
             # A release (commit bN) comes from the repository's tag, or from its source distribution.
-            "source": sub.release_source if release_number(build.commit) is not None else ReleaseSource.GIT.value,
-            "flags": sub.build_flags,
-            "jobs": sub.build_jobs,
-        },
-        "runs": [
-            {
-                "build_run_id": br.pk,
-                "run_uuid": str(br.run_uuid),
-                "name": br.reference_config.name + _run_label(br),
-                "config": br.reference_config.spec,
-                # The A side of an A/B pair runs the baseline commit's binary.
-                **({"commit": br.run_commit} if br.run_commit else {}),
-            }
+            source=sub.release_source if release_number(build.commit) is not None else ReleaseSource.GIT.value,
+            flags=sub.build_flags,
+            jobs=sub.build_jobs,
+        ),
+        runs=[
+            DispatchRun.model_validate(
+                {
+                    "build_run_id": br.pk,
+                    "run_uuid": str(br.run_uuid),
+                    "role": br.role,
+                    "name": br.reference_config.name + _run_label(br),
+                    "config": br.reference_config.spec,
+                    # The A side of an A/B pair runs the baseline commit's binary.
+                    "commit": br.run_commit or None,
+                }
+            )
             for br in build.build_runs.filter(status=BuildRunStatus.QUEUED).select_related("reference_config")
         ],
-        "rig": sub.rig.name,
-        "service_url": settings.RIGBOARD_PUBLIC_URL,
-        "report_task": BUILD_REPORT_TASK,
-        "report_queue": celery_app.conf.task_default_queue or "celery",
-    }
+        rig=sub.rig.name,
+        service_url=settings.RIGBOARD_PUBLIC_URL,
+        report_task=BUILD_REPORT_TASK,
+        report_queue=celery_app.conf.task_default_queue or "celery",
+    )
+    return dispatch.as_message()
 
 
 def _run_label(build_run: BuildRun) -> str:
