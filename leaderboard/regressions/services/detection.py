@@ -62,14 +62,16 @@ def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
     rig has its own token."""
     sub = build.subscription
     dispatch = NightlyDispatch(
-        build=DispatchBuild(
-            id=build.pk,
-            repo_url=sub.repo_url,
-            commit=build.commit,
-            # A release (commit bN) comes from the repository's tag, or from its source distribution.
-            source=sub.release_source if release_number(build.commit) is not None else ReleaseSource.GIT.value,
-            flags=sub.build_flags,
-            jobs=sub.build_jobs,
+        build=DispatchBuild.model_validate(
+            {
+                "id": build.pk,
+                "repo_url": sub.repo_url,
+                "commit": build.commit,
+                # A release (commit bN) comes from the repository's tag, or from its source distribution.
+                "source": sub.release_source if release_number(build.commit) is not None else ReleaseSource.GIT,
+                "flags": sub.build_flags,
+                "jobs": sub.build_jobs,
+            }
         ),
         runs=[
             DispatchRun.model_validate(
