@@ -88,3 +88,45 @@ def choose_design(*, model_bytes: int, available_bytes: int | None) -> DesignCho
         return DesignChoice(AbDesign.INTERLEAVED, need, available_bytes, reason)
     reason = f"two servers need {need // mib} MiB, only {available_bytes // mib} MiB free: run-level ABBA"
     return DesignChoice(AbDesign.RUN_ABBA, need, available_bytes, reason)
+
+
+# Contention (runners/harness/contention.py measures it around every repetition).
+# Others using a quarter of the machine's CPU time is a second busy process on a
+# 4-core rig, or half a core on a 2-core one: enough to change how two builds
+# compare (issue 36), so such a block is held back and tried again later.
+HEAVY_CPU_SHARE = 0.25
+# A and B more than a tenth of the machine apart: pairing cannot cancel a
+# contention that differs between the sides; the verdict says so.
+UNEVEN_CPU_SHARE = 0.10
+# On a GPU, another process's SM utilisation (peak %) beyond this is heavy.
+HEAVY_GPU_UTIL_PCT = 20.0
+UNEVEN_GPU_UTIL_PCT = 10.0
+
+
+class ContentionCall(StrEnum):
+    QUIET = "quiet"  # judged as measured
+    UNEVEN = "uneven"  # judged, and the verdict says A and B ran under different contention
+    HEAVY = "heavy"  # not judged: held back and tried again
+    UNKNOWN = "unknown"  # not measured (no /proc): judged, and said so
+
+
+def contention_call(
+    *,
+    a_cpu_share: float | None,
+    b_cpu_share: float | None,
+    a_gpu_util_pct: float | None = None,
+    b_gpu_util_pct: float | None = None,
+) -> ContentionCall:
+    """Return what the others' use of the rig during A's and B's repetitions
+    means for judging them: HEAVY if either side's beyond the heavy limits,
+    UNEVEN if the sides differ by more than the uneven ones, UNKNOWN without a
+    CPU figure for both, else QUIET."""
+    gpu = [v for v in (a_gpu_util_pct, b_gpu_util_pct) if v is not None]
+    cpu = [v for v in (a_cpu_share, b_cpu_share) if v is not None]
+    if any(v > HEAVY_CPU_SHARE for v in cpu) or any(v > HEAVY_GPU_UTIL_PCT for v in gpu):
+        return ContentionCall.HEAVY
+    if len(cpu) < 2:
+        return ContentionCall.UNKNOWN
+    if abs(cpu[0] - cpu[1]) > UNEVEN_CPU_SHARE or (len(gpu) == 2 and abs(gpu[0] - gpu[1]) > UNEVEN_GPU_UTIL_PCT):
+        return ContentionCall.UNEVEN
+    return ContentionCall.QUIET
