@@ -10,6 +10,7 @@ with their baseline runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from django.urls import NoReverseMatch, reverse
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmation, Subscription, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
+from leaderboard.regressions.selectors_aa import RigAaSummary, rigs_aa_summaries
 from leaderboard.results.models import Run
 
 # Columns are grouped in this order; a backend not named here comes after, by name.
@@ -30,6 +32,10 @@ BACKEND_ORDER = ("CUDA", "ROCm", "Vulkan", "Metal", "SYCL", "CPU")
 # The newest commits a page shows; older ones are on each column's timeline.
 MAX_COMMITS = 60
 METRIC = "decode_tokens_per_s"
+
+
+# What a verdict on a rig whose own A/A checks call changes too often is marked with.
+AA_OVER_LEVEL = "this rig's A/A checks call changes above the level: weigh with care"
 
 
 def matrix_url(repo_url: str, branch: str) -> str:
@@ -61,6 +67,7 @@ class Column:
     reference_name: str
     backend: str
     build_flags: str
+    aa: RigAaSummary | None = None  # the rig's own A/A checks (selectors_aa.py)
 
     @property
     def timeline_url(self) -> str:
@@ -82,6 +89,7 @@ class Cell:
     detail: str = ""
     url: str = ""
     source: str = ""
+    aa_note: str = ""  # set where the rig's A/A checks call changes above the level
 
     @property
     def effect_label(self) -> str:
@@ -244,7 +252,10 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
     subs = list(subscriptions)
     if not subs:
         raise Http404("no visible rig watches this branch")
-    groups = _columns(subs)
+    aa = rigs_aa_summaries(rig_ids=[s.rig_id for s in subs])
+    groups = [
+        BackendGroup(g.name, [dataclasses.replace(c, aa=aa.get(c.rig_id)) for c in g.columns]) for g in _columns(subs)
+    ]
     nightly = BuildRecord.objects.filter(subscription__in=subs, bisect_of__isnull=True)
     builds = list(nightly.order_by("created_at", "id"))
     first_seen: dict[str, dt.datetime] = {}
@@ -267,6 +278,9 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
         for col in columns:
             built = by_key.get((col.subscription_id, commit))
             verdict = verdict_by.get((built.pk, col.reference_id)) if built else None
-            cells.append(build_cell(built, verdict, col))
+            cell = build_cell(built, verdict, col)
+            if verdict is not None and col.aa is not None and col.aa.exceeds_level:
+                cell = dataclasses.replace(cell, aa_note=AA_OVER_LEVEL)
+            cells.append(cell)
         rows.append(Row(commit, first_seen[commit], cells, subjects.get(commit, "")))
     return Matrix(repo_url, branch, groups, rows, len(commits))

@@ -41,6 +41,7 @@ from leaderboard.regressions.models import (
 from leaderboard.regressions.services.detection import build_send
 from leaderboard.regressions.verdict import compare_url, run_median
 from leaderboard.results.models import Run, RunStatus
+from runners.builds.ab_design import AbDesign
 
 logger = logging.getLogger(__name__)
 METRIC = "decode_tokens_per_s"
@@ -191,6 +192,8 @@ def _settle(build: BuildRecord, ref: ReferenceConfig, verdict: Verdict | None, p
         "ab_p_value": outcome.p_value,
         "ab_spread_pct": outcome.spread_pct,
         "ab_decision": outcome.decision.value,
+        # Verdicts are still confirmed by run-level pairs; interleaved blocks run in A/A checks (aa_checks.py).
+        "ab_design": AbDesign.RUN_ABBA.value,
     }
     if verdict is None:
         _fanout_verdict_create(build, ref, pairs, outcome, figures)
