@@ -38,7 +38,7 @@ from runners.builds.ab_design import (
 from runners.config import ServerConfig
 from runners.harness.contention import ContentionMeter, ContentionReading, Gpus, combine
 from runners.harness.measure import measure_stream
-from runners.harness.server import LlamaServer, ServerError
+from runners.harness.server import LlamaServer, ServerError, ServerHandle
 from runners.harness.workload import Workload
 
 logger = logging.getLogger(__name__)
@@ -173,7 +173,7 @@ def run_block(
     return record
 
 
-def _request(session: requests.Session, server: LlamaServer, workload: Workload, index: int) -> float | None:
+def _request(session: requests.Session, server: ServerHandle, workload: Workload, index: int) -> float | None:
     sample = measure_stream(
         session,
         f"{server.base_url}/v1/chat/completions",
@@ -202,10 +202,8 @@ def run_pair(
     for side in (Side.A, Side.B) if index % 2 == 0 else (Side.B, Side.A):
         where = (log_dir / f"pair{index}-{side.value}") if log_dir else None
         try:
-            with (
-                LlamaServer(a if side == Side.A else b, log_dir=where).start() as server,
-                requests.Session() as session,
-            ):
+            server = LlamaServer(a if side == Side.A else b, log_dir=where)
+            with server.start(), requests.Session() as session:
                 meter_servers[:] = [server]
                 for w in range(workload.warmup):
                     _request(session, server, workload, -1 - w)

@@ -134,7 +134,7 @@ def test_the_count_and_its_bounds_are_clopper_pearson(subscribed) -> None:
 def test_a_rig_whose_checks_call_too_many_changes_has_its_verdicts_marked(subscribed, client) -> None:
     sub, ref = subscribed
     build = BuildRecord.objects.get(subscription=sub)
-    Verdict.objects.create(build=build, reference_config=ref, new_run=Run.objects.first(), commit_to=build.commit)
+    Verdict.objects.create(build=build, reference_config=ref, new_run=Run.objects.get(), commit_to=build.commit)
     page = client.get(matrix_url(sub.repo_url, sub.branch)).content.decode()
     assert "weigh with care" not in page
     _settled(sub, ref, ["regression", "improvement", "none", "none", "none"])
