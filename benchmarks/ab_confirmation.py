@@ -144,9 +144,10 @@ def ab_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, An
 
 def interleaved_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, Any]:
     """Run interleaved blocks until the block rule decides; return its record.
-    A block under heavy contention (ab_design.contention_call) is run again, at
-    most ``--heavy-retries`` times, as the rig's task retries it; the record
-    keeps every block measured, judged or not."""
+    A block under heavy contention (ab_design.contention_call) is not judged: it
+    is run again, at most ``--heavy-retries`` times, as the rig's task retries;
+    still heavy, the confirmation ends "held_back" (no answer, no alarm). The
+    record keeps every block measured, judged or not."""
     blocks: list[dict[str, Any]] = []
     judged: list[dict[str, Any]] = []
     outcome = None
@@ -156,8 +157,12 @@ def interleaved_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dic
                 block = bench.block(a_bin, b_bin, len(judged))
                 blocks.append(block)
                 if block["contention"] != "heavy" and not block["error"]:
+                    judged.append(block)
                     break
-            judged.append(block)
+            else:
+                return {"design": "interleaved", "decision": "held_back", "effect_pct": None, "p_value": None,
+                        "n_pairs": len(judged), "reason": "a block stayed under heavy contention",
+                        "contention": [b["contention"] for b in blocks], "blocks": blocks}  # fmt: skip
         outcome = blocks_judge([_block(b) for b in judged], plan)
     return {"design": "interleaved", "decision": outcome.decision.value, "effect_pct": outcome.effect_pct,
             "p_value": outcome.p_value, "n_pairs": outcome.n_pairs, "reason": outcome.reason,
@@ -315,7 +320,8 @@ def _report_power_and_drift(results: list[dict[str, Any]]) -> None:
         runs = [c for r in results for c in r["drift"][key]]
         if runs:
             called = sum(1 for c in runs if c["decision"] == "regression")
-            print(f"drift ({label}): {called} of {len(runs)} called a regression")
+            held = sum(1 for c in runs if c["decision"] == "held_back")
+            print(f"drift ({label}): {called} of {len(runs)} called a regression ({held} held back by contention)")
 
 
 def main() -> int:
