@@ -24,7 +24,7 @@ from django.urls import NoReverseMatch, reverse
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmation, Subscription, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
-from leaderboard.regressions.selectors_aa import RigAaSummary, rigs_aa_summaries
+from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
 from leaderboard.results.models import Run
 
 # Columns are grouped in this order; a backend not named here comes after, by name.
@@ -32,10 +32,6 @@ BACKEND_ORDER = ("CUDA", "ROCm", "Vulkan", "Metal", "SYCL", "CPU")
 # The newest commits a page shows; older ones are on each column's timeline.
 MAX_COMMITS = 60
 METRIC = "decode_tokens_per_s"
-
-
-# What a verdict on a rig whose own A/A checks call changes too often is marked with.
-AA_OVER_LEVEL = "this rig's A/A checks call changes above the level: weigh with care"
 
 
 def matrix_url(repo_url: str, branch: str) -> str:

@@ -28,7 +28,9 @@ from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
+from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
 from leaderboard.results.models import Rig
+from runners.builds.ab_design import ContentionCall
 from runners.stats import t_quantile_975
 
 
@@ -105,19 +107,26 @@ def _github_commit_url(repo_url: str, sha: str) -> str:
     return f"{url}/commit/{sha}" if sha and url.startswith(("https://", "http://")) else ""
 
 
-def _answer(verdict: Verdict) -> RigAnswer:
+def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigAnswer:
     sub = verdict.build.subscription
     pairs = list(verdict.pairs())
     if pairs:
         baseline = SideFigures.of([p.a_median for p in pairs])
         candidate = SideFigures.of([p.b_median for p in pairs])
         how = f"A/B, {verdict.ab_n_pairs or len(pairs)} interleaved pairs (ABBA)"
+        if verdict.ab_design:
+            how += f", design {verdict.ab_design}"
+        if verdict.ab_contention == ContentionCall.UNEVEN:
+            how += "; A and B ran under different contention"
     else:
         baseline = SideFigures(verdict.n_baseline, verdict.baseline_median, None, None)
         candidate = SideFigures(verdict.n_new, verdict.new_median, None, None)
         how = "one run each (medians of n repetitions)"
         if verdict.confirm_effect_pct is not None:
             how += f"; re-run {verdict.confirm_effect_pct:+.2f}%"
+    summary = (aa or {}).get(sub.rig_id)
+    if summary is not None and summary.exceeds_level:
+        how += f"; {AA_OVER_LEVEL} ({summary.describe()})"
     if verdict.confirmation == Confirmation.PENDING:
         status = "pending"
     elif verdict.kind == VerdictKind.REGRESSION and verdict.stands:
@@ -209,7 +218,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     others = same_range.select_related("build__subscription__rig", "reference_config").order_by(
         "build__subscription__rig__name", "id"
     )
-    answers = [_answer(verdict), *(_answer(v) for v in others)]
+    aa = rigs_aa_summaries(rig_ids=[verdict.build.subscription.rig_id, *(v.build.subscription.rig_id for v in others)])
+    answers = [_answer(verdict, aa), *(_answer(v, aa) for v in others)]
     # Fan-out builds without a verdict: pairs not all back yet, or the rig could not build.
     empty = SideFigures(0, None, None, None)
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(

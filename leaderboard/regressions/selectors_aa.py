@@ -12,6 +12,10 @@ from leaderboard.regressions.models import AaCheck, AaStatus, Subscription
 from leaderboard.regressions.verdict import DEFAULT_ALPHA
 from runners.stats import rate_bounds_95
 
+# What a verdict on a rig whose own A/A checks call changes too often is marked
+# with, on the matrix and in the report.
+AA_OVER_LEVEL = "this rig's A/A checks call changes above the level: weigh with care"
+
 
 @dataclass(frozen=True)
 class RigAaSummary:

@@ -17,6 +17,7 @@ import pytest
 import redis
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 from scipy import stats
 
@@ -134,7 +135,11 @@ def test_the_count_and_its_bounds_are_clopper_pearson(subscribed) -> None:
 def test_a_rig_whose_checks_call_too_many_changes_has_its_verdicts_marked(subscribed, client) -> None:
     sub, ref = subscribed
     build = BuildRecord.objects.get(subscription=sub)
-    Verdict.objects.create(build=build, reference_config=ref, new_run=Run.objects.get(), commit_to=build.commit)
+    verdict = Verdict.objects.create(
+        build=build, reference_config=ref, new_run=Run.objects.get(), commit_to=build.commit, kind="regression"
+    )
+    report_url = reverse("regressions:report", args=[verdict.pk])
+    assert "weigh with care" not in client.get(report_url).content.decode()
     page = client.get(matrix_url(sub.repo_url, sub.branch)).content.decode()
     assert "weigh with care" not in page
     _settled(sub, ref, ["regression", "improvement", "none", "none", "none"])
@@ -142,7 +147,8 @@ def test_a_rig_whose_checks_call_too_many_changes_has_its_verdicts_marked(subscr
     assert summary.exceeds_level  # 2 of 5: the lower bound is above 1%
     page = client.get(matrix_url(sub.repo_url, sub.branch)).content.decode()
     assert "2 of 5 called a change" in page and "weigh with care" in page
-    rig_page = client.get(f"/rigs/{sub.rig_id}/").content.decode()
+    assert "weigh with care" in client.get(report_url).content.decode()
+    rig_page = client.get(reverse("boards:rig", args=[sub.rig_id])).content.decode()
     assert "2 of 5 called a change" in rig_page and "false alarms above the level" in rig_page
 
 
@@ -154,7 +160,7 @@ def test_the_owner_sets_how_often_and_a_bad_value_names_the_field(subscribed) ->
     sub.rig.save()
     client = Client()
     client.force_login(owner)
-    url = f"/regressions/{sub.pk}/aa-checks/"
+    url = reverse("regressions:aa-frequency", args=[sub.pk])
     assert client.get(url).status_code == 200
     bad = client.post(url, {"aa_every_days": "-3"})
     assert bad.status_code == 400 and "aa_every_days" in bad.content.decode()
