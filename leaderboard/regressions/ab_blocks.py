@@ -13,15 +13,18 @@ rate is, for build s in block b at position t::
 with u the process effect (where a server's memory and threads landed: fixed for
 the life of a process, fresh in every block), D the machine's drift over time,
 and e the repetition's own noise. Measured on the recorded real A/A runs
-(benchmarks/ab_noise.py: the variogram of consecutive runs' mean log rate, its
-intercept the part that is new with every process, its rise with the lag the
-drift; the within-run spread the repetitions'):
+(benchmarks/ab_noise.py ``components``: the within-run spread is e's; the
+variogram of consecutive runs' mean log rate, extrapolated to lag 0, less e's
+share, is u's; its rise up to 8 runs apart is D's), as SDs of the log rate:
 
-    source (recorded)               e: SD a rep   u: SD a process  D: SD of drift  D lag-1
-    quiet 2-core VM, 16 tokens        5.2%           ~0%             3.2%           0.74
-    quiet 2-core VM, 64 tokens        1.2%           0.85%           1.0%           0.92
-    noisy spell (2 vCPU), 64 tokens   5.8%           3.6%            7.7%           0.83
-    16 cores, 14 streams, 16 tokens   9.7%           2.1%            9.4%           0.59
+    source (recorded)                     runs  e: a rep  u: a process  D: drift  run means' lag-1
+    quiet 2-core VM, 16 tokens × 6         560    5.19%      0.00%        2.67%       0.74
+    quiet 2-core VM, 64 tokens × 10         66    1.16%      0.85%        0.83%       0.92
+    noisy spell 2 vCPU, 64 tokens × 10     270    5.80%      3.56%        6.57%       0.83
+    16 cores, 14 streams, 16 tokens × 6    220    9.69%      2.07%        8.61%       0.59
+
+(u is 0 on the first source within the estimate's error: its 16-token
+repetitions are so noisy that their mean over 6 hides it.)
 
 The model it is judged on: **the block is the unit**. Each block gives one
 figure, the mean over its adjacent units (A,B or B,A) of ln(B/A), and the blocks'
