@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 # Repetitions of each build in one interleaved block. Repetitions are cheap against a
-# server's start-up (16 tokens decode in ~0.2 s where a start takes ~7 s on the
-# quiet 2-core VM, benchmarks/README.md), and the rep-to-rep spread is what the
-# block's figure averages (SD 5.2% a repetition of 16 tokens there): 12 a side
-# make a block's figure ~2% SD for ~3 s more than a run-level pair.
+# server's start (16 tokens decode in ~0.2 s where a start takes ~7 s on the quiet
+# 2-core VM, benchmarks/README.md), and the block's figure averages their spread.
+# Replaying the recorded A/A noise (benchmarks/ab_noise.py, a simulation): with
+# 64-token repetitions 12 a side catch a 2% slowdown in 90% of confirmations (6: 77%,
+# 24: 92%; run-level ABBA 59%), with 16-token ones 39% (their SD is 5.2% each).
 DEFAULT_REPS_PER_SIDE = 12
 # Headroom over two copies of the model: KV cache, compute buffers, the runner.
 MEMORY_MARGIN_FRACTION = 0.25
