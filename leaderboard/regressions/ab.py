@@ -52,6 +52,8 @@ from enum import StrEnum
 
 from scipy import stats
 
+from leaderboard.regressions.verdict import Kind
+
 DEFAULT_AB_FIRST_PAIRS = 4
 DEFAULT_AB_STEP_PAIRS = 2
 DEFAULT_AB_MAX_PAIRS = 8
@@ -65,6 +67,14 @@ class Decision(StrEnum):
     NONE = "none"  # equivalent within the threshold: no change
     INCONCLUSIVE = "inconclusive"  # at the limit, neither: the change is not confirmed
     CONTINUE = "continue"  # add pairs
+
+    @property
+    def kind(self) -> Kind:
+        """Return the verdict kind this answer gives (no change for inconclusive; continue is no answer yet)."""
+        return _KINDS.get(self, Kind.NONE)
+
+
+_KINDS = {Decision.REGRESSION: Kind.REGRESSION, Decision.IMPROVEMENT: Kind.IMPROVEMENT}
 
 
 @dataclass(frozen=True)

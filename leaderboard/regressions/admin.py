@@ -68,7 +68,7 @@ class ReferenceConfigAdmin(admin.ModelAdmin):
 class BuildRunInline(admin.TabularInline):
     model = BuildRun
     extra = 0
-    readonly_fields = ["reference_config", "repeat", "run_uuid", "status", "error"]
+    readonly_fields = ["reference_config", "repeat", "role", "run_uuid", "status", "error", "failure_kind"]
 
 
 @admin.register(BuildRecord)

@@ -58,8 +58,8 @@ def _hover(p: TimelinePoint, value: float | None, unit: str) -> str:
         parts.append(f"{_esc(p.verdict_kind)} {p.effect_pct:+.2f}%{p_text}")
         if p.noise_floor_label:
             parts.append(f"noise floor {_esc(p.noise_floor_label)}")
-    if p.confirmation_label:
-        parts.append(_esc(p.confirmation_label.lower()))
+    if p.confirmation_words:
+        parts.append(_esc(p.confirmation_words))
     if p.first_bad_commit:
         parts.append(f"first slow commit {_esc(p.first_bad_commit[:10])}")
     return "<br>".join(parts)

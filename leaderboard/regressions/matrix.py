@@ -19,19 +19,21 @@ from urllib.parse import urlencode
 
 from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from leaderboard.regressions.backends import subscription_backend
-from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmation, Subscription, Verdict, VerdictKind
+from leaderboard.regressions.models import BuildRecord, BuildStatus, Subscription, Verdict
 from leaderboard.regressions.repos import commit_subjects
 from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
+from leaderboard.regressions.states import BENCHMARKED_PHASES
+from leaderboard.regressions.verdict import METRIC
+from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
 
 # Columns are grouped in this order; a backend not named here comes after, by name.
 BACKEND_ORDER = ("CUDA", "ROCm", "Vulkan", "Metal", "SYCL", "CPU")
 # The newest commits a page shows; older ones are on each column's timeline.
 MAX_COMMITS = 60
-METRIC = "decode_tokens_per_s"
 
 
 def matrix_url(repo_url: str, branch: str) -> str:
@@ -139,14 +141,6 @@ def _backend_key(name: str) -> tuple[int, str]:
     return (BACKEND_ORDER.index(name), "") if name in BACKEND_ORDER else (len(BACKEND_ORDER), name)
 
 
-def _report_url(verdict_id: int) -> str:
-    """Return the regression report of a verdict; '' while the site has no report page."""
-    try:
-        return reverse("regressions:report", args=[verdict_id])
-    except NoReverseMatch:
-        return ""
-
-
 def _compare_url(verdict: Verdict) -> str:
     """Return the compare page of the verdict's run against its first baseline run (the pair's figures)."""
     baselines = sorted(r.pk for r in verdict.baseline_runs.all())
@@ -156,47 +150,12 @@ def _compare_url(verdict: Verdict) -> str:
     return reverse("boards:compare") + "?" + urlencode(query)
 
 
-_AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
-_RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
-
-
-def verdict_source(verdict: Verdict) -> str:
-    """Return which runs a verdict rests on, in words."""
-    pairs = f"{verdict.ab_n_pairs} A/B pair{'s' if verdict.ab_n_pairs != 1 else ''}"
-    if verdict.fanout_of_id is not None:
-        return f"fan-out: {pairs} checking a regression found on another rig"
-    if verdict.confirmation in _AB:
-        return f"nightly run + A/B confirmation ({pairs})"
-    if verdict.confirmation in _RERUN:
-        return "nightly run + re-run"
-    if verdict.confirmation == Confirmation.PENDING:
-        return "nightly run, confirmation queued"
-    return "nightly run"
-
-
 def verdict_cell(verdict: Verdict) -> Cell:
-    """Return the cell of a judged build: a change that stands is a regression
-    or improvement, one still awaiting its confirmation is inconclusive, and
-    anything else (including a change a re-run did not reproduce) no change;
-    a first build, with no baseline to compare with, is inconclusive."""
-    shown = verdict.get_confirmation_display() if verdict.confirmation else ""
-    confirmation = shown[:1].lower() + shown[1:]  # "reproduced by A/B pairs"
-    # A fan-out's verdict has its baseline commit's A/B runs, never a baseline build.
-    if verdict.baseline_build_id is None and verdict.fanout_of_id is None and verdict.kind == VerdictKind.NONE:
-        state, word, detail = "inconclusive", "inconclusive", "nothing to compare with yet (a first build)"
-    elif verdict.kind == VerdictKind.NONE:
-        state, word, detail = "none", "no change", confirmation
-    elif verdict.confirmation == Confirmation.PENDING:
-        state, word, detail = "inconclusive", "inconclusive", f"{verdict.get_kind_display().lower()}, awaiting a re-run"
-    elif not verdict.stands:
-        state, word, detail = "inconclusive", "inconclusive", confirmation
-    elif verdict.kind == VerdictKind.REGRESSION:
-        state, word, detail = "regression", "regression", confirmation
-    else:
-        state, word, detail = "improvement", "improvement", confirmation
-    # A regression that stands has a report upstream can act on, where the site has that page.
-    url = (_report_url(verdict.pk) if state == "regression" else "") or _compare_url(verdict)
-    return Cell(state, word, verdict.effect_pct, verdict.p_value, detail, url, verdict_source(verdict))
+    """Return the cell of a judged build, in the verdict's words (words.py)."""
+    words = verdict_words(verdict)
+    # A regression that stands opens its report upstream can act on; any other verdict its figures.
+    url = reverse("regressions:report", args=[verdict.pk]) if words.state == "regression" else _compare_url(verdict)
+    return Cell(words.state, words.word, verdict.effect_pct, verdict.p_value, words.detail, url, words.source)
 
 
 def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Column) -> Cell:
@@ -213,7 +172,7 @@ def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Colum
         return verdict_cell(verdict)
     if build.fanout_of_id:
         detail = "A/B pairs not all back yet"
-    elif build.status == BuildStatus.BENCHMARKED:
+    elif build.status in BENCHMARKED_PHASES:
         detail = "no verdict: the first build, or its run is missing"
     else:
         detail = f"{build.get_status_display().lower()}, awaiting its runs"

@@ -9,18 +9,31 @@ from __future__ import annotations
 
 import shlex
 import uuid
+from collections.abc import Sequence
 
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
 from leaderboard.regressions.ab import DEFAULT_AB_MAX_PAIRS
+from leaderboard.regressions.states import (
+    BENCHMARKED_PHASES,
+    CONFIRMATION_ROLES,
+    AlertStatus,
+    BisectStatus,
+    BuildRunRole,
+    BuildRunStatus,
+    BuildStatus,
+    Confirmation,
+    VerdictKind,
+)
 from leaderboard.regressions.verdict import (
     DEFAULT_ALPHA,
     DEFAULT_CONFIRM_RUNS,
     DEFAULT_NOISE_K,
     DEFAULT_NOISE_RUNS,
     DEFAULT_THRESHOLD_PCT,
+    METRIC,
     Noise,
 )
 from leaderboard.results.models import RigScopedQuerySet
@@ -133,14 +146,6 @@ class ReferenceConfig(models.Model):
         return self.name
 
 
-class BuildStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    BUILT = "built", "Built"
-    FAILED = "failed", "Build failed"
-    BENCHMARKED = "benchmarked", "Benchmarked"
-    ERROR = "error", "Error (not the build's fault)"
-
-
 class BuildRecord(models.Model):
     """One commit built on one subscription's rig. A failed build is recorded
     with its log and is never a regression."""
@@ -151,6 +156,7 @@ class BuildRecord(models.Model):
         max_length=300, blank=True, help_text="The commit's subject (first line of its message), as the rig read it."
     )
     previous_commit = models.CharField(max_length=40, blank=True, help_text="The last build before this one.")
+    # Its phase; moved only by states.build_move.
     status = models.CharField(max_length=16, choices=BuildStatus.choices, default=BuildStatus.QUEUED, db_index=True)
     accepted = models.BooleanField(
         default=True, help_text="Usable as a baseline. Cleared when the build regressed; staff may set it."
@@ -187,21 +193,55 @@ class BuildRecord(models.Model):
     def short_commit(self) -> str:
         return self.commit[:10]
 
+    @property
+    def is_nightly(self) -> bool:
+        """True for a build of the branch's own line: neither a bisection midpoint nor a fan-out check."""
+        return self.bisect_of_id is None and self.fanout_of_id is None
+
+    def accepted_update(self, verdicts: Sequence[Verdict]) -> None:
+        """Store whether this build is usable as a baseline: a nightly build is,
+        unless one of ``verdicts`` calls it a regression (one still pending
+        included: a suspect is no baseline). Bisection and fan-out builds are
+        never baselines and are left as they are."""
+        if self.is_nightly:
+            self.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
+            self.save(update_fields=["accepted"])
+
+
+class BuildRunQuerySet(models.QuerySet["BuildRun"]):
+    def nightly_history(self, *, reference_config: ReferenceConfig) -> BuildRunQuerySet:
+        """Return the runs of ``reference_config`` on accepted, benchmarked nightly
+        builds of its subscription that ran the build's own binary (an A/B
+        pair's A side runs another build's): what noise and baselines are made of."""
+        return self.filter(
+            reference_config=reference_config,
+            build__subscription_id=reference_config.subscription_id,
+            build__status__in=BENCHMARKED_PHASES,
+            build__accepted=True,
+            build__bisect_of__isnull=True,
+            build__fanout_of__isnull=True,
+        ).exclude(role=BuildRunRole.AB_A)
+
 
 class BuildRun(models.Model):
     """A run a reference config gets on a build; ``run_uuid`` is assigned
     when the build is queued and is the uuid the rig posts the run under.
-    Repeat 0 is the run judged; repeats 1… (made while a reference config has
-    too little history) measure the run-to-run noise on the spot, and those
-    marked ``confirms`` re-run a build whose first run was judged a change."""
+    Its ``role`` says what it is for (states.BuildRunRole): the run judged,
+    repeats measuring the run-to-run noise on the spot (made while a reference
+    config has too little history), a re-run or one side of an A/B pair
+    confirming a change, or a bisection midpoint's run."""
 
     build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="build_runs")
     reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="build_runs")
     repeat = models.PositiveSmallIntegerField(default=0)
+    role = models.CharField(max_length=16, choices=BuildRunRole.choices, default=BuildRunRole.JUDGED)
     run_uuid = models.UUIDField(unique=True, default=uuid.uuid4)
-    status = models.CharField(max_length=16, blank=True, help_text="What the rig reported for this run.")
+    # What the rig reported for this run; moved only by states.build_run_move.
+    status = models.CharField(max_length=16, choices=BuildRunStatus.choices, default=BuildRunStatus.QUEUED)
     error = models.TextField(blank=True)
-    confirms = models.BooleanField(default=False, help_text="A re-run that confirms or refutes the first verdict.")
+    failure_kind = models.CharField(
+        max_length=32, blank=True, help_text="Why the run failed, as the rig named it (e.g. out_of_memory)."
+    )
     run_commit = models.CharField(
         max_length=40,
         blank=True,
@@ -209,35 +249,18 @@ class BuildRun(models.Model):
         "side of an A/B pair.",
     )
 
+    objects = BuildRunQuerySet.as_manager()
+
     class Meta:
         ordering = ["build", "reference_config", "repeat"]
         constraints = [
             models.UniqueConstraint(fields=["build", "reference_config", "repeat"], name="uniq_build_run_repeat")
         ]
 
-
-class VerdictKind(models.TextChoices):
-    REGRESSION = "regression", "Regression"
-    IMPROVEMENT = "improvement", "Improvement"
-    NONE = "none", "No change"
-
-
-class Confirmation(models.TextChoices):
-    """Where a change verdict stands with its re-runs (blank: no change, or
-    the subscription confirms nothing)."""
-
-    PENDING = "pending", "Awaiting a re-run"
-    CONFIRMED = "confirmed", "Reproduced by a re-run"
-    REFUTED = "refuted", "Not reproduced by a re-run"
-    UNCHECKED = "unchecked", "Re-run failed; the first run stands"
-    AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B pairs"
-    AB_REFUTED = "ab_refuted", "Not reproduced by A/B pairs"
-
-
-class BisectStatus(models.TextChoices):
-    RUNNING = "running", "Bisecting"
-    DONE = "done", "First slow commit found"
-    FAILED = "failed", "Bisection stopped"
+    @property
+    def confirms(self) -> bool:
+        """True for a run of a confirmation (a re-run, or either side of an A/B pair)."""
+        return self.role in CONFIRMATION_ROLES
 
 
 class Verdict(models.Model):
@@ -245,7 +268,7 @@ class Verdict(models.Model):
 
     build = models.ForeignKey(BuildRecord, on_delete=models.CASCADE, related_name="verdicts")
     reference_config = models.ForeignKey(ReferenceConfig, on_delete=models.CASCADE, related_name="verdicts")
-    metric = models.CharField(max_length=64, default="decode_tokens_per_s")
+    metric = models.CharField(max_length=64, default=METRIC)
     new_run = models.ForeignKey("results.Run", on_delete=models.CASCADE, related_name="regression_verdicts")
     baseline_runs = models.ManyToManyField("results.Run", related_name="baseline_for_verdicts", blank=True)
     baseline_build = models.ForeignKey(
@@ -270,6 +293,7 @@ class Verdict(models.Model):
         null=True, blank=True, help_text="noise_k × noise_spread_pct: the largest log ratio × 100 taken for noise."
     )
     reason = models.CharField(max_length=300, blank=True)
+    # Moved only by states.confirmation_move.
     confirmation = models.CharField(max_length=16, choices=Confirmation.choices, blank=True)
     confirm_effect_pct = models.FloatField(
         null=True, blank=True, help_text="The re-run's effect against the same baseline (the smallest, if several)."
@@ -328,6 +352,11 @@ class Verdict(models.Model):
             Confirmation.AB_REFUTED,
         )
 
+    def reason_add(self, note: str) -> None:
+        """Append ``note`` to the reason (not saved), cutting the reason, never
+        the note, to the field's 300 characters."""
+        self.reason = f"{self.reason[: 296 - len(note)]}; {note}"[:300]
+
     def pairs(self) -> models.QuerySet[ConfirmationPair]:
         """Return this verdict's A/B pairs in the order they ran."""
         return ConfirmationPair.objects.filter(build=self.build, reference_config=self.reference_config).order_by(
@@ -374,12 +403,6 @@ class ConfirmationPair(models.Model):
 class AlertChannel(models.TextChoices):
     WEBHOOK = "webhook", "Webhook"
     EMAIL = "email", "Email"
-
-
-class AlertStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    SENT = "sent", "Sent"
-    FAILED = "failed", "Failed (gave up)"
 
 
 class AlertDelivery(models.Model):

@@ -12,20 +12,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from leaderboard.regressions.states import AaStatus
 from runners.builds.ab_design import AbDesign, ContentionCall
-
-
-class AaStatus(models.TextChoices):
-    QUEUED = "queued", "Queued on the rig"
-    HELD_BACK = "held_back", "Held back by contention"
-    SETTLED = "settled", "Settled"
-    FAILED = "failed", "Failed"
-
-
-# The moves an A/A check may make (services/aa_checks.py aa_check_move makes them).
-AA_ALLOWED: dict[str, frozenset[str]] = {
-    AaStatus.QUEUED: frozenset({AaStatus.QUEUED, AaStatus.HELD_BACK, AaStatus.SETTLED, AaStatus.FAILED}),
-}
 
 
 class AaCheck(models.Model):

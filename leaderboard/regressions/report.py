@@ -26,12 +26,16 @@ from django.http import Http404
 
 from leaderboard.core.labels import field_label
 from leaderboard.regressions.backends import subscription_backend
-from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
+from leaderboard.regressions.models import BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
 from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
+from leaderboard.regressions.states import BENCHMARKED_PHASES
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
 from leaderboard.results.models import Rig
-from runners.builds.ab_design import ContentionCall
 from runners.stats import t_quantile_975
+
+# A fan-out rig that could not build or run its pairs.
+NO_RESULT = "no result"
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ class RigAnswer:
     backend: str
     hardware: str
     reference_config: str
-    status: str  # "reproduces", "does not reproduce", "pending", "no result"
+    status: str  # words.py's answer (reproduces, does not reproduce, pending), or "no result"
     baseline: SideFigures
     candidate: SideFigures
     effect_pct: float | None
@@ -113,26 +117,14 @@ def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigA
     if pairs:
         baseline = SideFigures.of([p.a_median for p in pairs])
         candidate = SideFigures.of([p.b_median for p in pairs])
-        how = f"A/B, {verdict.ab_n_pairs or len(pairs)} interleaved pairs (ABBA)"
-        if verdict.ab_design:
-            how += f", design {verdict.ab_design}"
-        if verdict.ab_contention == ContentionCall.UNEVEN:
-            how += "; A and B ran under different contention"
     else:
         baseline = SideFigures(verdict.n_baseline, verdict.baseline_median, None, None)
         candidate = SideFigures(verdict.n_new, verdict.new_median, None, None)
-        how = "one run each (medians of n repetitions)"
-        if verdict.confirm_effect_pct is not None:
-            how += f"; re-run {verdict.confirm_effect_pct:+.2f}%"
+    words = verdict_words(verdict, n_pairs=len(pairs))
+    how = words.how
     summary = (aa or {}).get(sub.rig_id)
     if summary is not None and summary.exceeds_level:
         how += f"; {AA_OVER_LEVEL} ({summary.describe()})"
-    if verdict.confirmation == Confirmation.PENDING:
-        status = "pending"
-    elif verdict.kind == VerdictKind.REGRESSION and verdict.stands:
-        status = "reproduces"
-    else:
-        status = "does not reproduce"
     ab = verdict.ab_effect_pct is not None
     ci = (verdict.ab_ci_low_pct, verdict.ab_ci_high_pct) if ab else (None, None)
     return RigAnswer(
@@ -140,7 +132,7 @@ def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigA
         backend=subscription_backend(sub),
         hardware=sub.rig.gpu_summary() or sub.rig.cpu or "",
         reference_config=verdict.reference_config.name,
-        status=status,
+        status=words.answer,
         baseline=baseline,
         candidate=candidate,
         effect_pct=verdict.ab_effect_pct if ab else verdict.effect_pct,
@@ -158,8 +150,8 @@ def _summary(answers: Sequence[RigAnswer]) -> list[str]:
     lines = []
     for backend in sorted({a.backend for a in answers}):
         rigs = {a.rig: a.status for a in answers if a.backend == backend}
-        settled = [s for s in rigs.values() if s in ("reproduces", "does not reproduce")]
-        yes = sum(1 for s in settled if s == "reproduces")
+        settled = [s for s in rigs.values() if s in (REPRODUCES, DOES_NOT_REPRODUCE)]
+        yes = sum(1 for s in settled if s == REPRODUCES)
         pending = len(rigs) - len(settled)
         line = f"{backend}: reproduces on {yes} of {len(settled)} rig{'s' if len(settled) != 1 else ''}"
         lines.append(line + (f" ({pending} pending)" if pending else ""))
@@ -225,8 +217,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(
         verdicts__isnull=True, subscription__rig__in=shown
     ):
-        status = "pending" if build.status in (BuildStatus.QUEUED, BuildStatus.BENCHMARKED) else "no result"
-        how = "A/B pairs queued" if status == "pending" else f"{build.get_status_display()}: {build.error[:120]}"
+        status = PENDING if build.status == BuildStatus.QUEUED or build.status in BENCHMARKED_PHASES else NO_RESULT
+        how = "A/B pairs queued" if status == PENDING else f"{build.get_status_display()}: {build.error[:120]}"
         answers.append(
             RigAnswer(
                 rig=build.subscription.rig.name,

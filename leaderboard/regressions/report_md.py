@@ -7,6 +7,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from leaderboard.regressions.report import Report, RigAnswer
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE
 
 
 def report_url(verdict_id: int) -> str:
@@ -48,7 +49,7 @@ def report_markdown(report: Report) -> str:
     lines += [f"**Range**: {rng}" + (f" ({report.compare_url})" if report.compare_url else ""), ""]
     lines += ["**Where it reproduces** (grouped by backend):", ""]
     lines += [f"- {line}" for line in report.summary] + [""]
-    not_here = [a.rig for a in report.answers if a.status == "does not reproduce"]
+    not_here = [a.rig for a in report.answers if a.status == DOES_NOT_REPRODUCE]
     if not_here:
         lines += [f"Does not reproduce on: {', '.join(not_here)}.", ""]
     lines += [

@@ -14,6 +14,8 @@ from django.urls import reverse
 
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription, Verdict
 from leaderboard.regressions.selectors_aa import RigAaSummary, rigs_aa_summaries
+from leaderboard.regressions.states import BuildRunRole
+from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
 
 
@@ -38,6 +40,8 @@ class TimelinePoint:
     verdict_kind: str
     confirmation: str
     confirmation_label: str
+    # How the verdict stands, in the words every page uses (words.py).
+    confirmation_words: str
     effect_pct: float | None
     p_value: float | None
     noise_floor_label: str
@@ -86,7 +90,7 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
     reference = get_object_or_404(ReferenceConfig, pk=reference_id, subscription=sub)
     builds = list(BuildRecord.objects.filter(subscription=sub, bisect_of__isnull=True).order_by("created_at", "id"))
     run_uuids = dict(
-        BuildRun.objects.filter(build__in=builds, reference_config=reference, repeat=0).values_list(
+        BuildRun.objects.filter(build__in=builds, reference_config=reference, role=BuildRunRole.JUDGED).values_list(
             "build_id", "run_uuid"
         )
     )
@@ -114,6 +118,7 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
                 verdict_kind=verdict.kind if verdict else "",
                 confirmation=verdict.confirmation if verdict else "",
                 confirmation_label=verdict.get_confirmation_display() if verdict and verdict.confirmation else "",
+                confirmation_words=verdict_words(verdict).standing if verdict else "",
                 effect_pct=verdict.effect_pct if verdict else None,
                 p_value=verdict.p_value if verdict else None,
                 noise_floor_label=_floor_label(verdict),

@@ -45,6 +45,8 @@ from enum import StrEnum
 from runners import stats
 from runners.stats import significance
 
+# The metric every verdict judges, on its raw decode samples (Verdict.metric).
+METRIC = "decode_tokens_per_s"
 DEFAULT_ALPHA = 0.01
 DEFAULT_THRESHOLD_PCT = 3.0
 # The noise floor in standard deviations of run medians (a z-score threshold).

@@ -3,7 +3,9 @@ found, benchmark each reference configuration with it, report back.
 
 Registered by name (``rigboard.nightly_build_and_bench``) on the rig's Celery
 app; the service sends it with ``send_task`` to ``rig.<name>`` and a JSON spec
-(leaderboard/regressions/services/detection.py ``build_dispatch_spec``). Runs
+(leaderboard/regressions/services/detection.py ``build_dispatch_spec``); the
+spec and the report are runners/delivery/nightly_schema.py's NightlyDispatch
+and BuildReport. Runs
 go to the service over the REST API like any run (with the rig's own token,
 under the uuids the service assigned, stack.build = the commit); the build
 record then goes back by task name (``regressions.build_report``), after the
@@ -32,11 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from celery import Task
+from pydantic import ValidationError
 
 from runners import pipeline
 from runners.builds.build import BuildError, BuildResult, BuildSpec, build
 from runners.celery_app import RigEnv, app
+from runners.delivery.nightly_schema import BuildReport, BuiltFields, DispatchRun, NightlyDispatch, RunReport
+from runners.delivery.schema_types import field_errors
 from runners.env import build_cache_dir
+from runners.harness.server import ServerError
 
 logger = logging.getLogger(__name__)
 
@@ -73,49 +79,78 @@ def nightly_build_and_bench(
 ) -> dict[str, Any]:
     """Build, benchmark, and return the report for the service.
 
-    The report is ``{"build_id", "status" (built|failed|error), "error",
-    "build": BuildResult as a dict or {}, "runs": [{"build_run_id",
-    "run_uuid", "status", "delivered", "error"}]}``. A failed build skips the
-    benchmarks; a run that fails is reported failed and the others still run."""
-    info = spec["build"]
-    report: dict[str, Any] = {"build_id": info["id"], "status": "error", "error": "", "build": {}, "runs": []}
+    ``spec`` is a NightlyDispatch and the report a BuildReport as JSON
+    (runners/delivery/nightly_schema.py). A failed build skips the benchmarks;
+    a run that fails is reported failed, with the server's failure kind when
+    llama-server would not start, and the others still run. Raise ValueError
+    for a spec without a build id to answer to."""
+    try:
+        dispatch = NightlyDispatch.model_validate(dict(spec))
+    except ValidationError as exc:
+        given = spec.get("build")
+        build_id = given.get("id") if isinstance(given, Mapping) else None
+        if not isinstance(build_id, int):
+            raise ValueError(f"nightly spec refused: {field_errors(exc)}") from exc
+        return BuildReport(build_id=build_id, status="error", error=f"spec refused: {field_errors(exc)}").as_message()
+    info = dispatch.build
+    report = BuildReport(build_id=info.id, status="error")
     try:
         build_spec = BuildSpec.from_flags_string(
-            repo_url=info["repo_url"], commit=info["commit"], flags=info.get("flags") or "", jobs=info.get("jobs") or 2
+            repo_url=info.repo_url, commit=info.commit, flags=info.flags, jobs=info.jobs
         )
         built = build(build_spec, cache_dir or build_cache_dir())
     except (BuildError, ValueError, OSError) as exc:
-        report["error"] = f"{type(exc).__name__}: {exc}"
-        return report
-    report["build"] = built.as_dict()
-    report["status"] = built.status
+        report.error = f"{type(exc).__name__}: {exc}"
+        return report.as_message()
+    report.build = BuiltFields.model_validate(built.as_dict())
+    report.status = "built" if built.ok else "failed"
     if not built.ok:
-        return report
+        return report.as_message()
     others: dict[str, BuildResult | str] = {}
-    for entry in spec.get("runs") or []:
-        row: dict[str, Any] = {"build_run_id": entry.get("build_run_id"), "run_uuid": entry.get("run_uuid")}
-        try:
-            binary = built
-            other = str(entry.get("commit") or "")
-            if other and other != built.commit:
-                if other not in others:
-                    others[other] = _build_other(build_spec, other, cache_dir or build_cache_dir())
-                found = others[other]
-                if isinstance(found, str):
-                    row.update(status="failed", delivered="not_posted", error=found)
-                    report["runs"].append(row)
-                    continue
-                binary = found
-            config = run_config(
-                entry, built=binary, flags=info.get("flags") or "", env=env, service_url=spec.get("service_url") or ""
-            )
-            result = run_job(config)
-            row.update(status=result.status, delivered=result.delivered, error=result.failure_reason)
-        except Exception as exc:  # one broken reference config must not cost the others their runs
-            logger.exception("nightly run %s failed", entry.get("name"))
-            row.update(status="failed", delivered="not_posted", error=f"{type(exc).__name__}: {exc}")
-        report["runs"].append(row)
-    return report
+    for entry in dispatch.runs:
+        report.runs.append(_run(entry, built, build_spec, others, dispatch, env, cache_dir, run_job))
+    return report.as_message()
+
+
+def _run(
+    entry: DispatchRun,
+    built: BuildResult,
+    build_spec: BuildSpec,
+    others: dict[str, BuildResult | str],
+    dispatch: NightlyDispatch,
+    env: RigEnv,
+    cache_dir: Path | None,
+    run_job: RunJob,
+) -> RunReport:
+    """Make one dispatched run on its binary (another commit's, built once, for an A side); return its report."""
+
+    def failed(error: str, failure_kind: str = "") -> RunReport:
+        return RunReport(
+            build_run_id=entry.build_run_id, run_uuid=entry.run_uuid, status="failed", delivered="not_posted",
+            error=error, failure_kind=failure_kind,
+        )  # fmt: skip
+
+    try:
+        binary = built
+        if entry.commit and entry.commit != built.commit:
+            if entry.commit not in others:
+                others[entry.commit] = _build_other(build_spec, entry.commit, cache_dir or build_cache_dir())
+            found = others[entry.commit]
+            if isinstance(found, str):
+                return failed(found, "baseline_build")
+            binary = found
+        config = run_config(
+            entry.model_dump(), built=binary, flags=dispatch.build.flags, env=env, service_url=dispatch.service_url
+        )
+        result = run_job(config)
+    except ServerError as exc:  # llama-server would not start: the rig names why
+        logger.warning("nightly run %s: %s", entry.name, exc)
+        return failed(exc.reason, exc.kind)
+    except Exception as exc:  # one broken reference config must not cost the others their runs
+        logger.exception("nightly run %s failed", entry.name)
+        return failed(f"{type(exc).__name__}: {exc}")
+    ended = {"status": result.status, "delivered": result.delivered, "error": result.failure_reason}
+    return RunReport.model_validate({"build_run_id": entry.build_run_id, "run_uuid": entry.run_uuid, **ended})
 
 
 def _build_other(spec: BuildSpec, commit: str, cache_dir: Path) -> BuildResult | str:
@@ -132,10 +167,11 @@ def nightly_task(self: Task, spec: dict[str, Any]) -> dict[str, Any]:
     """Run the nightly build + benchmarks for ``spec`` and send the report to
     the service's ``report_task``. Return the report (for the worker's log)."""
     report = nightly_build_and_bench(spec, env=RigEnv.read())
+    defaults = NightlyDispatch.model_fields
     app.send_task(
-        str(spec.get("report_task") or "regressions.build_report"),
+        str(spec.get("report_task") or defaults["report_task"].default),
         args=[report],
-        queue=str(spec.get("report_queue") or "celery"),
+        queue=str(spec.get("report_queue") or defaults["report_queue"].default),
         retry=True,
         retry_policy={"max_retries": 10, "interval_start": 1, "interval_step": 5, "interval_max": 30},
     )

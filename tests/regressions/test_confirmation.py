@@ -15,6 +15,7 @@ from leaderboard.regressions.models import AlertDelivery, BuildRun, Confirmation
 from leaderboard.regressions.selectors import timeline_get
 from leaderboard.regressions.services.builds import build_report_record
 from leaderboard.regressions.services.detection import NIGHTLY_RIG_TASK
+from leaderboard.regressions.states import BuildRunRole, BuildRunStatus
 from tests.fixtures.celery_worker import queued_messages, use_broker
 from tests.fixtures.regressions import WebhookReceiver, post_run
 
@@ -55,7 +56,7 @@ def _slow_build_pending(
 
 
 def _rerun(build: Any) -> Any:
-    return BuildRun.objects.get(build=build, confirms=True)
+    return BuildRun.objects.get(build=build, role=BuildRunRole.RERUN)
 
 
 def test_a_change_is_held_pending_and_only_its_rerun_goes_to_the_rig(
@@ -69,7 +70,7 @@ def test_a_change_is_held_pending_and_only_its_rerun_goes_to_the_rig(
     assert not slow.accepted  # no baseline while suspect
     assert webhook_receiver.bodies == [] and mail.outbox == [] and not AlertDelivery.objects.exists()
     rerun = _rerun(slow)
-    assert rerun.repeat == 1 and rerun.status == ""
+    assert rerun.repeat == 1 and rerun.status == BuildRunStatus.QUEUED
     (message,) = queued_messages(celery_broker, sub.rig.queue_name)
     assert message["headers"]["task"] == NIGHTLY_RIG_TASK
     spec = message["args"][0]
@@ -167,7 +168,7 @@ def test_confirm_runs_zero_lets_the_first_verdict_stand(
     slow = make_build("b", SLOW)
     _, (verdict,) = build_report_record(report=_report(slow, list(slow.build_runs.all())))
     assert (verdict.kind, verdict.confirmation) == ("regression", "")
-    assert not BuildRun.objects.filter(build=slow, confirms=True).exists()
+    assert not BuildRun.objects.filter(build=slow, role=BuildRunRole.RERUN).exists()
     assert len(webhook_receiver.bodies) == 1
 
 

@@ -29,6 +29,7 @@ from leaderboard.regressions.models import (
     BuildStatus,
     Verdict,
 )
+from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import Run
 from tests.fixtures.regressions import GemmaNightlyRig, Upstream, WebhookReceiver
@@ -108,7 +109,7 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     verdict.refresh_from_db()
     assert verdict.confirmation == "confirmed", (verdict.reason, worker.log()[-3000:])
     assert verdict.confirm_effect_pct is not None and verdict.confirm_effect_pct < -3
-    rerun = Run.objects.get(uuid=build_b.build_runs.get(confirms=True).run_uuid)
+    rerun = Run.objects.get(uuid=build_b.build_runs.get(role=BuildRunRole.RERUN).run_uuid)
     assert rerun.stack.build == slow and rerun.n_samples == 6
 
     deadline = time.monotonic() + 60

@@ -14,6 +14,7 @@ from django.test import Client
 
 from leaderboard.regressions.models import BuildRun
 from leaderboard.regressions.services.builds import build_report_record
+from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.verdict import DEFAULT_NOISE_K
 from tests.fixtures.regressions import post_run
 
@@ -70,7 +71,9 @@ def test_the_repeated_runs_of_a_first_build_give_the_second_its_noise_floor(nigh
     _, ref, make_build = nightly_setup(alert_emails="", webhook_url="")
     first = make_build("a", BASE)
     for repeat, factor in ((1, 1.005), (2, 0.995)):
-        extra = BuildRun.objects.create(build=first, reference_config=ref, repeat=repeat, run_uuid=uuid.uuid4())
+        extra = BuildRun.objects.create(
+            build=first, reference_config=ref, repeat=repeat, role=BuildRunRole.NOISE, run_uuid=uuid.uuid4()
+        )
         post_run(first, _scaled(factor), build_run=extra)
     _, first_verdicts = build_report_record(report=_report(first))
     assert len(first_verdicts) == 1 and first_verdicts[0].new_run.uuid == first.build_runs.get(repeat=0).run_uuid

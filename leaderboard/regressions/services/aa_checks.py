@@ -24,19 +24,17 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.celery import app as celery_app
-from leaderboard.core.errors import ApplicationError
 from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.ab import AbOutcome, Decision, Pair, Plan, ab_judge
 from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge
 from leaderboard.regressions.models import (
     AaCheck,
-    AaStatus,
     BuildRecord,
     BuildStatus,
     Subscription,
 )
-from leaderboard.regressions.models_aa import AA_ALLOWED
 from leaderboard.regressions.services.ab_confirmation import ab_plan
+from leaderboard.regressions.states import BENCHMARKED_PHASES, CONFIRMING, AaStatus, aa_check_move
 from runners.builds.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
 
 logger = logging.getLogger(__name__)
@@ -50,15 +48,11 @@ AA_PREFIX = "aa-"
 _CONTENTION_ORDER = [ContentionCall.HEAVY, ContentionCall.UNEVEN, ContentionCall.UNKNOWN, ContentionCall.QUIET]
 
 
-def aa_check_move(check: AaCheck, status: str, *, reason: str = "") -> None:
-    """Move ``check`` to ``status`` (AA_ALLOWED) and save; raise ApplicationError (409) for another move."""
-    if status not in AA_ALLOWED.get(check.status, frozenset()):
-        raise ApplicationError(f"A/A check is {check.status}; cannot become {status}", field="status", status_code=409)
-    check.status = status
-    if reason:
-        check.reason = reason[:300]
-    if status in (AaStatus.SETTLED, AaStatus.FAILED, AaStatus.HELD_BACK):
-        check.settled_at = timezone.now()
+def _settle(check: AaCheck, status: AaStatus, reason: str) -> None:
+    """Move ``check`` to a final ``status`` (states.aa_check_move) with why, and save."""
+    aa_check_move(check, status)
+    check.reason = reason[:300]
+    check.settled_at = timezone.now()
     check.save()
 
 
@@ -95,13 +89,14 @@ def _send(check_id: int, first_index: int, count: int) -> None:
         )
     except Exception as exc:  # any broker error: the check never left, and says why
         logger.exception("could not queue A/A check %s", check_id)
-        aa_check_move(check, AaStatus.FAILED, reason=f"could not reach the Celery broker: {exc}")
+        _settle(check, AaStatus.FAILED, f"could not reach the Celery broker: {exc}")
 
 
 def rig_is_idle(subscription: Subscription) -> bool:
     """Return True if none of the rig's subscriptions has a build queued or an A/A check waiting."""
     rig = subscription.rig_id
-    busy_build = BuildRecord.objects.filter(subscription__rig_id=rig, status=BuildStatus.QUEUED).exists()
+    waiting = [BuildStatus.QUEUED, *CONFIRMING]  # the rig still owes these builds runs
+    busy_build = BuildRecord.objects.filter(subscription__rig_id=rig, status__in=waiting).exists()
     return not busy_build and not AaCheck.objects.filter(subscription__rig_id=rig, status=AaStatus.QUEUED).exists()
 
 
@@ -109,9 +104,7 @@ def aa_check_queue(*, subscription: Subscription) -> AaCheck | None:
     """Queue an A/A check of the subscription's last good build on its first
     active reference config (sent once committed); None when it has neither."""
     commit = (
-        BuildRecord.objects.filter(
-            subscription=subscription, status__in=[BuildStatus.BUILT, BuildStatus.BENCHMARKED], fanout_of=None
-        )
+        BuildRecord.objects.filter(subscription=subscription, status__in=BENCHMARKED_PHASES, fanout_of=None)
         .order_by("-created_at", "-id")
         .values_list("commit", flat=True)
         .first()
@@ -182,10 +175,10 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
         check.design = str(report.get("design") or check.design)
         status = str(report.get("status") or "error")
         if status == "error":
-            aa_check_move(check, AaStatus.FAILED, reason=str(report.get("error") or "the rig reported an error"))
+            _settle(check, AaStatus.FAILED, str(report.get("error") or "the rig reported an error"))
             return check
         if status == "held_back":
-            aa_check_move(check, AaStatus.HELD_BACK, reason="held back: the rig was busy (heavy contention) each try")
+            _settle(check, AaStatus.HELD_BACK, "held back: the rig was busy (heavy contention) each try")
             return check
         judged = [b for b in check.blocks if b.get("contention") != ContentionCall.HEAVY and not b.get("error")]
         outcome, plan = _judge(check.design, judged, check.subscription)
@@ -201,5 +194,5 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
         check.effect_pct, check.p_value = outcome.effect_pct, outcome.p_value
         check.ci_low_pct, check.ci_high_pct = outcome.ci_low_pct, outcome.ci_high_pct
         uneven = "; A and B ran under different contention" if check.contention == ContentionCall.UNEVEN else ""
-        aa_check_move(check, AaStatus.SETTLED, reason=f"{outcome.reason}{uneven}")
+        _settle(check, AaStatus.SETTLED, f"{outcome.reason}{uneven}")
         return check

@@ -22,12 +22,12 @@ from leaderboard.regressions.models import (
     AlertChannel,
     AlertDelivery,
     AlertStatus,
-    Confirmation,
     Verdict,
     VerdictKind,
 )
 from leaderboard.regressions.report import regression_report
 from leaderboard.regressions.report_md import report_markdown, report_url
+from leaderboard.regressions.words import verdict_words
 
 logger = logging.getLogger(__name__)
 
@@ -48,28 +48,19 @@ def alert_message(verdict: Verdict) -> str:
         "regressions:timeline", kwargs={"subscription_id": sub.pk, "reference_id": verdict.reference_config_id}
     )
     rng = f"{verdict.commit_from[:10]}..{verdict.commit_to[:10]}" if verdict.commit_from else verdict.commit_to[:10]
+    p_value = verdict.p_value if verdict.p_value is not None else float("nan")
+    evidence = verdict_words(verdict).evidence
     lines = [
         f"Rigboard: {verdict.get_kind_display().lower()} on {sub.rig.name} ({verdict.reference_config.name})",
         f"{verdict.metric}: {verdict.baseline_median or 0:.2f} -> {verdict.new_median or 0:.2f} "
-        f"({verdict.effect_pct or 0:+.2f}%, p={verdict.p_value if verdict.p_value is not None else float('nan'):.2g}, "
-        f"n={verdict.n_new} vs {verdict.n_baseline}; {verdict.noise.describe()})",
+        f"({verdict.effect_pct or 0:+.2f}%, p={p_value:.2g}, n={verdict.n_new} vs {verdict.n_baseline}; "
+        f"{verdict.noise.describe()})",
+        *([evidence] if evidence else []),
+        *([f"first slow commit (bisected): {verdict.first_bad_commit}"] if verdict.first_bad_commit else []),
         f"commits {rng} on {sub.branch}" + (f": {verdict.compare_url}" if verdict.compare_url else ""),
         f"timeline: {timeline}",
+        *([f"report: {report_url(verdict.pk)}"] if verdict.kind == VerdictKind.REGRESSION else []),
     ]
-    if verdict.confirmation == Confirmation.CONFIRMED and verdict.confirm_effect_pct is not None:
-        lines.insert(2, f"reproduced by a re-run of the same build: {verdict.confirm_effect_pct:+.2f}%")
-    elif verdict.confirmation == Confirmation.UNCHECKED:
-        lines.insert(2, "not re-run (the re-run failed): one run's verdict")
-    elif verdict.confirmation == Confirmation.AB_CONFIRMED and verdict.ab_effect_pct is not None:
-        lines.insert(
-            2,
-            f"reproduced by {verdict.ab_n_pairs} A/B pairs of baseline and candidate on the same rig: "
-            f"{verdict.ab_effect_pct:+.2f}% (p={verdict.ab_p_value if verdict.ab_p_value is not None else 1:.2g})",
-        )
-    if verdict.first_bad_commit:
-        lines.insert(len(lines) - 2, f"first slow commit (bisected): {verdict.first_bad_commit}")
-    if verdict.kind == VerdictKind.REGRESSION:
-        lines.append(f"report: {report_url(verdict.pk)}")
     return "\n".join(lines)
 
 

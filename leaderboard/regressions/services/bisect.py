@@ -9,9 +9,10 @@ nightly build, tagged ``bisect_of`` so it never becomes a baseline itself."""
 
 from __future__ import annotations
 
-from leaderboard.regressions.models import BisectStatus, BuildRecord, BuildStatus, Verdict, VerdictKind
+from leaderboard.regressions.models import BisectStatus, BuildRecord, Verdict, VerdictKind
 from leaderboard.regressions.repos import mirror_dir
 from leaderboard.regressions.services.detection import build_queue
+from leaderboard.regressions.states import BENCHMARKED_PHASES, BuildRunRole
 from leaderboard.regressions.verdict import nearer_to_bad, run_median
 from leaderboard.results.models import Run, RunStatus
 from runners.builds.gitrepo import GitError, commits_between, mirror
@@ -40,7 +41,7 @@ def _next_step(verdict: Verdict) -> Verdict:
     midpoint = suspects[(len(suspects) - 1) // 2]
     sub = verdict.build.subscription
     existing = BuildRecord.objects.filter(subscription=sub, commit=midpoint).first()
-    if existing is not None and existing.status == BuildStatus.BENCHMARKED:
+    if existing is not None and existing.status in BENCHMARKED_PHASES:
         return bisect_step(build=existing, verdict=verdict) or verdict
     if existing is None:
         build_queue(subscription=sub, commit=midpoint, previous_commit=verdict.bisect_good, bisect_of=verdict)
@@ -72,10 +73,13 @@ def bisect_step(*, build: BuildRecord, verdict: Verdict | None = None) -> Verdic
     verdict = verdict or build.bisect_of
     if verdict is None or verdict.bisect_status != BisectStatus.RUNNING:
         return verdict
-    build_run = build.build_runs.filter(reference_config=verdict.reference_config, repeat=0).first()
+    # A midpoint's own run, or the judged run of a nightly build of the same commit.
+    build_run = build.build_runs.filter(
+        reference_config=verdict.reference_config, role__in=(BuildRunRole.MIDPOINT, BuildRunRole.JUDGED)
+    ).first()
     run = Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED).first() if build_run else None
     slow = None
-    if run is not None and build.status == BuildStatus.BENCHMARKED:
+    if run is not None and build.status in BENCHMARKED_PHASES:
         median = run_median(run.decode_samples())
         slow = nearer_to_bad(median=median, good=verdict.baseline_median, bad=verdict.new_median)
     if slow is None:

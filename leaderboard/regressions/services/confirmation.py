@@ -1,168 +1,143 @@
-"""Confirmation: a change is re-run before it stands.
+"""Confirmation: a change is checked before it stands, then acted on.
 
-A verdict that calls a build's run a regression or an improvement is
-*pending* while the rig runs that reference config again on the same build
-(cached by commit, so nothing is rebuilt), ``Subscription.confirm_runs``
-times. Each re-run is judged against the same baseline run with the same rule
-and noise floor. The change stands (alerts, bisection, the build no longer a
-baseline) only if every re-run shows the same change; otherwise the verdict
-becomes "no change", refuted, with both figures in its reason.
+A build whose first run is judged a change moves to a confirming phase
+(states.BuildStatus): ``rerunning`` (services/rerun.py: the candidate alone,
+``confirm_runs`` times) or ``ab_pairs`` (services/ab_confirmation.py, the
+default: baseline and candidate interleaved on the same rig, which a slow
+spell or a speed step between two nights cannot fool). This module routes a
+build to one or the other, judges what the rig reports, and moves the build
+back to ``benchmarked`` once every verdict has its answer.
 
-Why: the noise floor is measured on run medians, and one outlier run — a
-noisy neighbour for a minute, a frequency dip — lands beyond it now and then
-(1 of 137 A/A pairs in nightly order on a shared 2-core VM, benchmarks/README.md).
-Such an outlier has to happen twice in a row, on the same side, to alarm.
-Regression trackers do the same before blaming a commit (Perfherder's
-retriggers, Chromium's Pinpoint).
-
-That is the ``rerun`` confirm mode. The default, ``ab``, runs the baseline
-build beside the candidate instead (services/ab_confirmation.py), which a slow
-spell or a speed step between the two nights cannot fool; this module routes
-a build to one or the other, and a regression confirmed by A/B is fanned out
-to the branch's other rigs."""
+Every confirmation's runs leave through one seam, ``_send_after_commit``:
+they are sent to the rig's queue once the transaction commits, or, when the
+broker cannot be reached, the verdicts they were to check settle as
+unchecked (the first run stands) and are acted on at once. Either way a
+regression that stands is acted on, whichever mode was to confirm it:
+``standing_changes_act_on`` alerts, bisects (if the subscription says so)
+and, for one confirmed by A/B pairs, fans out to the branch's other rigs."""
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Sequence
 
 from django.db import transaction
-from django.db.models import Max
+from django.utils import timezone
 
-from leaderboard.regressions.models import (
-    BuildRecord,
-    BuildRun,
-    Confirmation,
-    ConfirmationPair,
-    ConfirmMode,
-    Verdict,
-    VerdictKind,
-)
-from leaderboard.regressions.services.ab_confirmation import ab_queue, ab_settle, fanout_queue
+from leaderboard.regressions.models import BuildRecord, ConfirmMode, Verdict, VerdictKind
+from leaderboard.regressions.services.ab_confirmation import ab_pairs_judge, ab_pairs_queue
 from leaderboard.regressions.services.alerts import alerts_queue_for
 from leaderboard.regressions.services.bisect import bisect_start
 from leaderboard.regressions.services.detection import build_send
-from leaderboard.regressions.verdict import Outcome, Rule, judge
-from leaderboard.results.models import Run, RunStatus
-
-logger = logging.getLogger(__name__)
+from leaderboard.regressions.services.fanout import fanout_builds_add
+from leaderboard.regressions.services.rerun import reruns_add, reruns_judge
+from leaderboard.regressions.states import (
+    BuildRunStatus,
+    BuildStatus,
+    Confirmation,
+    build_move,
+    build_run_move,
+    confirmation_move,
+)
 
 
 def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """Mark the build's change verdicts pending and queue their re-runs (one
-    job to the rig, sent once committed). Return the verdicts marked; none
-    when the subscription confirms nothing, the build is a bisection midpoint,
-    or no verdict is a change."""
-    confirm_runs = build.subscription.confirm_runs
-    todo = [v for v in verdicts if v.kind != VerdictKind.NONE and not v.confirmation]
-    if not todo or build.bisect_of_id is not None or build.fanout_of_id is not None:
+    """Hold the build's change verdicts pending and queue their confirmation
+    (re-runs or A/B pairs, as the subscription says; one job to the rig, sent
+    once committed). Return the verdicts held; none when the subscription
+    confirms nothing, the build is no nightly build, or no verdict is a change."""
+    todo = [v for v in verdicts if v.kind != VerdictKind.NONE and v.confirmation == Confirmation.NOT_ASKED]
+    sub = build.subscription
+    if not todo or not build.is_nightly:
         return []
-    if build.subscription.confirm_mode == ConfirmMode.AB:
-        return ab_queue(build=build, verdicts=todo)
-    if confirm_runs == 0:
+    if sub.confirm_mode != ConfirmMode.AB and sub.confirm_runs == 0:
         return []
     with transaction.atomic():
-        for verdict in todo:
-            ref = verdict.reference_config
-            last = BuildRun.objects.filter(build=build, reference_config=ref).aggregate(last=Max("repeat"))["last"]
-            BuildRun.objects.bulk_create(
-                BuildRun(build=build, reference_config=ref, repeat=(last or 0) + 1 + k, confirms=True)
-                for k in range(confirm_runs)
-            )
-            verdict.confirmation = Confirmation.PENDING
-            verdict.save(update_fields=["confirmation"])
-        build.celery_task_id = str(uuid.uuid4())
-        build.save(update_fields=["celery_task_id"])
-        transaction.on_commit(lambda: _send(build.pk))
-    return todo
+        if sub.confirm_mode == ConfirmMode.AB:
+            held, phase = ab_pairs_queue(build=build, verdicts=todo), BuildStatus.AB_PAIRS
+        else:
+            held, phase = reruns_add(build=build, verdicts=todo, count=sub.confirm_runs), BuildStatus.RERUNNING
+        if held:
+            build_move(build, phase)
+            build.save(update_fields=["status"])
+            _send_after_commit(build)
+    return held
 
 
-def _send(build_id: int) -> None:
-    build = BuildRecord.objects.select_related("subscription__rig").get(pk=build_id)
-    if build_send(build):
-        return
-    # No re-run will come: the first runs' verdicts stand, and say why.
-    for verdict in build.verdicts.filter(confirmation=Confirmation.PENDING):
-        _settle(verdict, Confirmation.UNCHECKED, f"re-run not queued ({build.error[:80]}); the first run stands")
-    build.build_runs.filter(confirms=True, status="").update(status="failed", error=build.error)
-    standing_changes_act_on(build=build, verdicts=list(build.verdicts.all()))
+def confirmation_judge(*, build: BuildRecord) -> list[Verdict]:
+    """Judge the confirmation runs the rig reported for a build in a confirming
+    phase: send the next batch of A/B pairs while the rule asks for more, else
+    settle each verdict whose runs are all back; once none waits, the build is
+    ``benchmarked`` again. Recompute whether the build is accepted. Return the
+    build's verdicts."""
+    with transaction.atomic():
+        if build.status == BuildStatus.AB_PAIRS:
+            judged = ab_pairs_judge(build=build)
+            verdicts, more, waiting = judged.verdicts, judged.more, judged.waiting
+        else:
+            verdicts, more = reruns_judge(build=build), False
+            waiting = any(v.confirmation == Confirmation.PENDING for v in verdicts)
+        if more:
+            _send_after_commit(build)
+        elif not waiting:
+            build_move(build, BuildStatus.BENCHMARKED)
+            build.save(update_fields=["status"])
+        build.accepted_update(verdicts)
+    return verdicts
 
 
 def standing_changes_act_on(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> None:
     """Alert on (and, if the subscription says so, bisect) each regression that
-    stands: confirmed, or needing no confirmation; one confirmed by A/B pairs
-    is also checked on the branch's other rigs (fan-out). All idempotent. A
-    fan-out verdict is an answer for the report, acted on by none of these."""
+    stands: confirmed, or needing no confirmation, or one whose confirmation
+    could not be made; one confirmed by A/B pairs is also checked on the
+    branch's other rigs (fan-out). All idempotent. A fan-out verdict is an
+    answer for the report, acted on by none of these."""
     for verdict in verdicts:
         if verdict.kind == VerdictKind.REGRESSION and verdict.stands and verdict.fanout_of_id is None:
             if verdict.confirmation == Confirmation.AB_CONFIRMED:
-                fanout_queue(verdict=verdict)
+                for fanout in fanout_builds_add(verdict=verdict):
+                    _send_after_commit(fanout)
             alerts_queue_for(verdict=verdict)
             if build.subscription.bisect:
                 bisect_start(verdict=verdict)
 
 
-def confirmation_settle(*, build: BuildRecord) -> list[Verdict]:
-    """Judge the reported re-runs of the build's pending verdicts and settle
-    them (confirmed, refuted, or unchecked when no re-run finished); a verdict
-    whose re-runs are not all reported stays pending. Recompute whether the
-    build is accepted. A build with A/B pairs is judged by them instead
-    (services/ab_confirmation.py). Return all the build's verdicts."""
-    if ConfirmationPair.objects.filter(build=build).exists():
-        verdicts = ab_settle(build=build)
-        if build.bisect_of_id is None and build.fanout_of_id is None:
-            build.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
-            build.save(update_fields=["accepted"])
-        return verdicts
-    verdicts = list(build.verdicts.select_related("reference_config").order_by("id"))
-    for verdict in verdicts:
-        if verdict.confirmation == Confirmation.PENDING:
-            _judge_reruns(build, verdict)
-    if build.bisect_of_id is None:
-        build.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
-        build.save(update_fields=["accepted"])
-    return verdicts
+def _send_after_commit(build: BuildRecord) -> None:
+    """The one way a confirmation's runs (and a fan-out build) leave for the rig:
+    sent once the current transaction commits, or settled and acted on when they cannot be."""
+    build.celery_task_id = str(uuid.uuid4())
+    build.save(update_fields=["celery_task_id"])
+    transaction.on_commit(lambda: _send_or_settle(build.pk))
 
 
-def _judge_reruns(build: BuildRecord, verdict: Verdict) -> None:
-    reruns = list(BuildRun.objects.filter(build=build, reference_config=verdict.reference_config, confirms=True))
-    if any(not br.status for br in reruns):
+def _send_or_settle(build_id: int) -> None:
+    build = BuildRecord.objects.select_related("subscription__rig").get(pk=build_id)
+    if build_send(build):
         return
-    finished = (
-        Run.objects.filter(uuid__in=[br.run_uuid for br in reruns], status=RunStatus.FINISHED)
-        .prefetch_related("samples")
-        .order_by("started_at")
-    )
-    baseline = verdict.baseline_runs.prefetch_related("samples").first()
-    if baseline is None:
-        _settle(verdict, Confirmation.UNCHECKED, "no baseline run left to re-judge against; the first run stands")
-        return
-    rule = Rule(alpha=verdict.alpha, threshold_pct=verdict.threshold_pct, noise_k=verdict.noise_k)
-    baseline_samples = baseline.decode_samples()
-    outcomes = [judge(run.decode_samples(), baseline_samples, rule, verdict.noise) for run in finished]
-    if not outcomes:
-        _settle(verdict, Confirmation.UNCHECKED, "the re-run did not finish; the first run stands")
-        return
-    effects = [o.effect_pct for o in outcomes if o.effect_pct is not None]
-    verdict.confirm_effect_pct = min(effects, key=abs, default=None)
-    if all(o.kind.value == verdict.kind for o in outcomes):
-        _settle(verdict, Confirmation.CONFIRMED, f"reproduced by {_reruns(outcomes)}")
-        return
-    first = f"first run {verdict.effect_pct or 0:+.2f}%, p={verdict.p_value or 0:.2g}"
-    dissent = next(o for o in outcomes if o.kind.value != verdict.kind)
-    verdict.kind = VerdictKind.NONE
-    verdict.reason = f"not reproduced by {_reruns(outcomes)}: {dissent.reason}; {first}"[:300]
-    verdict.confirmation = Confirmation.REFUTED
-    verdict.save(update_fields=["kind", "reason", "confirmation", "confirm_effect_pct"])
+    _unsent_settle(build)
 
 
-def _reruns(outcomes: Sequence[Outcome]) -> str:
-    effects = ", ".join(f"{o.effect_pct:+.2f}%" for o in outcomes if o.effect_pct is not None)
-    return f"{len(outcomes)} re-run{'s' if len(outcomes) > 1 else ''} ({effects})"
-
-
-def _settle(verdict: Verdict, confirmation: Confirmation, note: str) -> None:
-    verdict.confirmation = confirmation
-    verdict.reason = f"{verdict.reason[: 296 - len(note)]}; {note}"[:300]
-    verdict.save(update_fields=["confirmation", "reason", "confirm_effect_pct"])
+def _unsent_settle(build: BuildRecord) -> None:
+    """Settle what waited on runs that never left: each fails with the broker's
+    error; a fan-out build not yet built is an error (its report says so); the
+    pending verdicts of a confirming build are unchecked (the first run stands)
+    and acted on like any verdict that stands."""
+    what = "A/B pairs" if build.status == BuildStatus.AB_PAIRS else "re-run"
+    with transaction.atomic():
+        for build_run in build.build_runs.filter(status=BuildRunStatus.QUEUED):
+            build_run_move(build_run, BuildRunStatus.FAILED)
+            build_run.error = build.error
+            build_run.save(update_fields=["status", "error"])
+        if build.status == BuildStatus.QUEUED:
+            build_move(build, BuildStatus.ERROR)
+            build.finished_at = timezone.now()
+            build.save(update_fields=["status", "error", "finished_at"])
+            return
+        note = f"{what} not queued ({build.error[:80]}); the first run stands"
+        for verdict in build.verdicts.filter(confirmation=Confirmation.PENDING):
+            confirmation_move(verdict, Confirmation.UNCHECKED)
+            verdict.reason_add(note)
+            verdict.save(update_fields=["confirmation", "reason"])
+        build_move(build, BuildStatus.BENCHMARKED)
+        build.save(update_fields=["status"])
+    standing_changes_act_on(build=build, verdicts=list(build.verdicts.select_related("reference_config")))

@@ -18,9 +18,11 @@ from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from leaderboard.celery import app as celery_app
 from leaderboard.core.errors import ApplicationError
 from leaderboard.core.queues import rig_task_send
-from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription
+from leaderboard.regressions.models import BuildRecord, BuildRun, ReferenceConfig, Subscription
+from leaderboard.regressions.states import BuildRunRole, BuildRunStatus, BuildStatus, build_move
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from runners.builds.gitrepo import GitError, ls_remote
+from runners.delivery.nightly_schema import DispatchBuild, DispatchRun, NightlyDispatch
 
 logger = logging.getLogger(__name__)
 
@@ -42,45 +44,48 @@ class CheckResult:
 
 
 def build_dispatch_spec(*, build: BuildRecord) -> dict[str, Any]:
-    """Return the JSON the rig's nightly task receives: what to build, and one
-    runner config per run not yet reported (each reference configuration and
-    repeat; later, a confirmation's re-runs only) with the run uuid to post
-    under. No secrets: the rig has its own token."""
+    """Return the JSON the rig's nightly task receives (runners/delivery/nightly_schema.py's
+    NightlyDispatch): what to build, and one runner config per run not yet
+    reported (each reference configuration and repeat; later, a confirmation's
+    runs only) with the run uuid to post under and its role. No secrets: the
+    rig has its own token."""
     sub = build.subscription
-    return {
-        "build": {
-            "id": build.pk,
-            "repo_url": sub.repo_url,
-            "commit": build.commit,
-            "flags": sub.build_flags,
-            "jobs": sub.build_jobs,
-        },
-        "runs": [
-            {
-                "build_run_id": br.pk,
-                "run_uuid": str(br.run_uuid),
-                "name": br.reference_config.name + _run_label(br),
-                "config": br.reference_config.spec,
-                # The A side of an A/B pair runs the baseline commit's binary.
-                **({"commit": br.run_commit} if br.run_commit else {}),
-            }
-            for br in build.build_runs.filter(status="").select_related("reference_config")
+    dispatch = NightlyDispatch(
+        build=DispatchBuild(
+            id=build.pk, repo_url=sub.repo_url, commit=build.commit, flags=sub.build_flags, jobs=sub.build_jobs
+        ),
+        runs=[
+            DispatchRun.model_validate(
+                {
+                    "build_run_id": br.pk,
+                    "run_uuid": str(br.run_uuid),
+                    "role": br.role,
+                    "name": br.reference_config.name + _run_label(br),
+                    "config": br.reference_config.spec,
+                    # The A side of an A/B pair runs the baseline commit's binary.
+                    "commit": br.run_commit or None,
+                }
+            )
+            for br in build.build_runs.filter(status=BuildRunStatus.QUEUED).select_related("reference_config")
         ],
-        "rig": sub.rig.name,
-        "service_url": settings.RIGBOARD_PUBLIC_URL,
-        "report_task": BUILD_REPORT_TASK,
-        "report_queue": celery_app.conf.task_default_queue or "celery",
-    }
+        rig=sub.rig.name,
+        service_url=settings.RIGBOARD_PUBLIC_URL,
+        report_task=BUILD_REPORT_TASK,
+        report_queue=celery_app.conf.task_default_queue or "celery",
+    )
+    return dispatch.as_message()
 
 
 def _run_label(build_run: BuildRun) -> str:
-    if build_run.run_commit:
-        return f" (A/B: A {build_run.run_commit[:10]}, run {build_run.repeat})"
-    if build_run.confirms and hasattr(build_run, "as_pair_b"):
-        return f" (A/B: B, run {build_run.repeat})"
-    if build_run.confirms:
-        return f" (re-run {build_run.repeat})"
-    return f" (repeat {build_run.repeat})" if build_run.repeat else ""
+    """Return what the rig's log names a run by: its role and repeat ('' for the run judged)."""
+    role, repeat = build_run.role, build_run.repeat
+    if role == BuildRunRole.AB_A:
+        return f" (A/B: A {build_run.run_commit[:10]}, run {repeat})"
+    if role == BuildRunRole.AB_B:
+        return f" (A/B: B, run {repeat})"
+    if role == BuildRunRole.RERUN:
+        return f" (re-run {repeat})"
+    return f" (repeat {repeat})" if repeat else ""
 
 
 def build_send(build: BuildRecord) -> bool:
@@ -103,10 +108,14 @@ def build_send(build: BuildRecord) -> bool:
 
 
 def _dispatch(build: BuildRecord) -> None:
-    if not build_send(build):
-        BuildRecord.objects.filter(pk=build.pk, status=BuildStatus.QUEUED).update(
-            status=BuildStatus.ERROR, error=build.error, finished_at=timezone.now()
-        )
+    if build_send(build):
+        return
+    with transaction.atomic():
+        locked = BuildRecord.objects.select_for_update().get(pk=build.pk)
+        if locked.status == BuildStatus.QUEUED:  # a report may have come first
+            build_move(locked, BuildStatus.ERROR)
+            locked.error, locked.finished_at = build.error, timezone.now()
+            locked.save(update_fields=["status", "error", "finished_at"])
 
 
 def runs_needed(*, reference_config: ReferenceConfig) -> int:
@@ -115,15 +124,11 @@ def runs_needed(*, reference_config: ReferenceConfig) -> int:
     finished runs. A first build is thus benchmarked MIN_NOISE_RUNS times in
     the same job, so the second build is judged with a noise floor measured
     on the spot (A/A runs of one binary) instead of none."""
-    history = BuildRun.objects.filter(
-        reference_config=reference_config,
-        status="finished",
-        build__status=BuildStatus.BENCHMARKED,
-        build__accepted=True,
-        build__bisect_of__isnull=True,
-        build__fanout_of__isnull=True,
-        run_commit="",
-    ).count()
+    history = (
+        BuildRun.objects.nightly_history(reference_config=reference_config)
+        .filter(status=BuildRunStatus.FINISHED)
+        .count()
+    )
     return max(1, MIN_NOISE_RUNS - history)
 
 
@@ -146,13 +151,20 @@ def build_queue(
             bisect_of=bisect_of,
             celery_task_id=str(uuid.uuid4()),
         )
-        BuildRun.objects.bulk_create(
-            [
-                BuildRun(build=build, reference_config=c, repeat=repeat)
+        if bisect_of is not None:
+            runs = [BuildRun(build=build, reference_config=c, role=BuildRunRole.MIDPOINT) for c in configs]
+        else:
+            runs = [
+                BuildRun(
+                    build=build,
+                    reference_config=c,
+                    repeat=repeat,
+                    role=BuildRunRole.NOISE if repeat else BuildRunRole.JUDGED,
+                )
                 for c in configs
-                for repeat in range(1 if bisect_of is not None else runs_needed(reference_config=c))
+                for repeat in range(runs_needed(reference_config=c))
             ]
-        )
+        BuildRun.objects.bulk_create(runs)
         transaction.on_commit(lambda: _dispatch(build))
     return build
 

@@ -26,13 +26,13 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
-    Confirmation,
     ConfirmMode,
     ReferenceConfig,
     Subscription,
     VerdictKind,
 )
 from leaderboard.regressions.services.builds import build_report_record
+from leaderboard.regressions.states import BuildRunRole, BuildStatus, Confirmation, build_move, confirmation_move
 from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Rig
 
@@ -141,9 +141,15 @@ def _night_import(
         # ...and its changes then wait for the recorded re-runs, judged as their report is.
         rerun_runs, more = _build_runs_create(build, references, reruns, runs)
         stored += more
-        build.verdicts.exclude(kind=VerdictKind.NONE).filter(
+        held = build.verdicts.exclude(kind=VerdictKind.NONE).filter(
             reference_config__in=[br.reference_config_id for br in rerun_runs]
-        ).update(confirmation=Confirmation.PENDING)
+        )
+        for verdict in held:
+            confirmation_move(verdict, Confirmation.PENDING)
+            verdict.save(update_fields=["confirmation"])
+        build.refresh_from_db()
+        build_move(build, BuildStatus.RERUNNING)
+        build.save(update_fields=["status"])
         for report in reports[1:]:
             build_report_record(report=_report_for(build, report, rerun_runs))
     finished = night.get("finished_at")
@@ -165,12 +171,9 @@ def _build_runs_create(
         ref = references.get(str(entry.get("reference_config")))
         if ref is None:
             raise ApplicationError("not one of reference_configs", field="build_runs.reference_config")
+        repeat = int(entry.get("repeat") or 0)
         build_run = BuildRun.objects.create(
-            build=build,
-            reference_config=ref,
-            repeat=int(entry.get("repeat") or 0),
-            run_uuid=str(entry.get("run_uuid")),
-            confirms=bool(entry.get("confirms")),
+            build=build, reference_config=ref, repeat=repeat, run_uuid=str(entry.get("run_uuid")), role=_role(entry)
         )
         build_runs.append(build_run)
         document = runs.get(str(build_run.run_uuid))
@@ -180,6 +183,13 @@ def _build_runs_create(
             except ApplicationError as exc:
                 raise ApplicationError(exc.message, field=f"runs.{build_run.run_uuid}.{exc.field}") from exc
     return build_runs, stored
+
+
+def _role(entry: Mapping[str, Any]) -> BuildRunRole:
+    """Return a recorded run's role: the format marks re-runs ``confirms``; other repeats measured noise."""
+    if entry.get("confirms"):
+        return BuildRunRole.RERUN
+    return BuildRunRole.NOISE if int(entry.get("repeat") or 0) else BuildRunRole.JUDGED
 
 
 def _report_for(build: BuildRecord, report: Mapping[str, Any], build_runs: list[BuildRun]) -> dict[str, Any]:

@@ -19,12 +19,12 @@ from leaderboard.regressions.models import (
     BaselineMode,
     BuildRecord,
     BuildRun,
-    BuildStatus,
     Subscription,
     Verdict,
-    VerdictKind,
 )
+from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.verdict import (
+    METRIC,
     Noise,
     Rule,
     compare_url,
@@ -36,7 +36,6 @@ from leaderboard.regressions.verdict import (
 from leaderboard.results.models import Configuration, Run, RunStatus
 from leaderboard.results.services.keys import config_hash
 
-METRIC = "decode_tokens_per_s"
 _VOLATILE_CONFIG_FIELDS = {"id", "config_hash", "command_line"}
 
 
@@ -79,17 +78,8 @@ def earlier_matching_runs(*, build_run: BuildRun, new_run: Run) -> list[_Candida
     repeat 0 first within a build. Bisection builds are never history."""
     build = build_run.build
     earlier = list(
-        BuildRun.objects.filter(
-            reference_config=build_run.reference_config,
-            build__subscription=build.subscription,
-            build__status=BuildStatus.BENCHMARKED,
-            build__accepted=True,
-            build__bisect_of__isnull=True,
-            build__fanout_of__isnull=True,
-            build__created_at__lte=build.created_at,
-            # The baseline (A) side of an A/B pair is another build's binary.
-            run_commit="",
-        )
+        BuildRun.objects.nightly_history(reference_config=build_run.reference_config)
+        .filter(build__created_at__lte=build.created_at)
         .exclude(build=build)
         .select_related("build")
         .order_by("-build__created_at", "-build__id", "repeat")[:EARLIER_RUNS_LIMIT]
@@ -201,12 +191,10 @@ def verdict_for(*, build_run: BuildRun) -> Verdict | None:
 
 
 def build_evaluate(*, build: BuildRecord) -> list[Verdict]:
-    """Judge every arrived run of ``build`` (repeat 0 of each reference config;
-    the other repeats only measure noise); a build with a regression stops
+    """Judge every arrived run of ``build`` (the judged run of each reference
+    config; its repeats only measure noise); a build with a regression stops
     being accepted (it is no baseline for the next one). Return the verdicts."""
-    build_runs = build.build_runs.filter(repeat=0).select_related("reference_config")
+    build_runs = build.build_runs.filter(role=BuildRunRole.JUDGED).select_related("reference_config")
     verdicts = [v for br in build_runs if (v := verdict_for(build_run=br))]
-    if build.bisect_of_id is None:
-        build.accepted = not any(v.kind == VerdictKind.REGRESSION for v in verdicts)
-        build.save(update_fields=["accepted"])
+    build.accepted_update(verdicts)
     return verdicts

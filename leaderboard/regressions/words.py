@@ -1,0 +1,129 @@
+"""A verdict in words: the one presenter of how a verdict stands.
+
+The matrix cell (matrix.py), the timeline (selectors.py, charts.py), the
+report (report.py) and the alert (services/alerts.py) all say a verdict's
+state through ``verdict_words``, so the same verdict reads the same
+everywhere. Pure: it reads the verdict's fields and makes no query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from leaderboard.regressions.models import Verdict, VerdictKind
+from leaderboard.regressions.states import Confirmation
+from runners.builds.ab_design import ContentionCall
+
+_AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
+_RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
+# The report's answers: whether the regression reproduces on a rig.
+REPRODUCES = "reproduces"
+DOES_NOT_REPRODUCE = "does not reproduce"
+PENDING = "pending"
+
+
+@dataclass(frozen=True)
+class VerdictWords:
+    """How one verdict stands, in the words every page uses.
+
+    ``state`` is the matrix's CSS class and ``word`` what its cell says
+    (regression, improvement, no change, inconclusive); ``detail`` why, when the
+    word alone would mislead; ``standing`` the confirmation, mid-sentence
+    ("reproduced by A/B pairs"; '' when none was asked); ``evidence`` the
+    confirmation with its figures, for the alert ('' when there are none);
+    ``source`` which runs the verdict rests on; ``answer`` the report's
+    result on this rig and ``how`` how its figures were made."""
+
+    state: str
+    word: str
+    detail: str
+    standing: str
+    evidence: str
+    source: str
+    answer: str
+    how: str
+
+
+def _standing(verdict: Verdict) -> str:
+    shown = verdict.get_confirmation_display() if verdict.confirmation else ""
+    return shown[:1].lower() + shown[1:]
+
+
+def _source(verdict: Verdict) -> str:
+    pairs = f"{verdict.ab_n_pairs} A/B pair{'s' if verdict.ab_n_pairs != 1 else ''}"
+    if verdict.fanout_of_id is not None:
+        return f"fan-out: {pairs} checking a regression found on another rig"
+    if verdict.confirmation in _AB:
+        return f"nightly run + A/B confirmation ({pairs})"
+    if verdict.confirmation in _RERUN:
+        return "nightly run + re-run"
+    if verdict.confirmation == Confirmation.PENDING:
+        return "nightly run, confirmation queued"
+    return "nightly run"
+
+
+def _evidence(verdict: Verdict) -> str:
+    if verdict.confirmation == Confirmation.CONFIRMED and verdict.confirm_effect_pct is not None:
+        return f"reproduced by a re-run of the same build: {verdict.confirm_effect_pct:+.2f}%"
+    if verdict.confirmation == Confirmation.UNCHECKED:
+        return "not re-run (the re-run failed): one run's verdict"
+    if verdict.confirmation == Confirmation.AB_CONFIRMED and verdict.ab_effect_pct is not None:
+        p_value = verdict.ab_p_value if verdict.ab_p_value is not None else 1
+        return (
+            f"reproduced by {verdict.ab_n_pairs} A/B pairs of baseline and candidate on the same rig: "
+            f"{verdict.ab_effect_pct:+.2f}% (p={p_value:.2g})"
+        )
+    return ""
+
+
+def _cell(verdict: Verdict, standing: str) -> tuple[str, str, str]:
+    """Return the matrix's (state, word, detail): a change that stands is a
+    regression or improvement, one still awaiting its confirmation is
+    inconclusive, anything else (a change not reproduced included) no change;
+    a first build, with nothing to compare with, is inconclusive."""
+    # A fan-out's verdict has its baseline commit's A/B runs, never a baseline build.
+    if verdict.baseline_build_id is None and verdict.fanout_of_id is None and verdict.kind == VerdictKind.NONE:
+        return "inconclusive", "inconclusive", "nothing to compare with yet (a first build)"
+    if verdict.kind == VerdictKind.NONE:
+        return "none", "no change", standing
+    if verdict.confirmation == Confirmation.PENDING:
+        return "inconclusive", "inconclusive", f"{verdict.get_kind_display().lower()}, awaiting a re-run"
+    if not verdict.stands:
+        return "inconclusive", "inconclusive", standing
+    return str(verdict.kind), str(verdict.kind), standing
+
+
+def _answer(verdict: Verdict) -> str:
+    if verdict.confirmation == Confirmation.PENDING:
+        return PENDING
+    return REPRODUCES if verdict.kind == VerdictKind.REGRESSION and verdict.stands else DOES_NOT_REPRODUCE
+
+
+def _how(verdict: Verdict, n_pairs: int) -> str:
+    if n_pairs:
+        how = f"A/B, {verdict.ab_n_pairs or n_pairs} interleaved pairs (ABBA)"
+        if verdict.ab_design:
+            how += f", design {verdict.ab_design}"
+        if verdict.ab_contention == ContentionCall.UNEVEN:
+            how += "; A and B ran under different contention"
+        return how
+    how = "one run each (medians of n repetitions)"
+    if verdict.confirm_effect_pct is not None:
+        how += f"; re-run {verdict.confirm_effect_pct:+.2f}%"
+    return how
+
+
+def verdict_words(verdict: Verdict, *, n_pairs: int = 0) -> VerdictWords:
+    """Return how ``verdict`` stands, in words; ``n_pairs`` is how many A/B pairs
+    it has (the report counts them; pages that do not say "how" leave it 0)."""
+    standing = _standing(verdict)
+    state, word, detail = _cell(verdict, standing)
+    return VerdictWords(
+        state=state,
+        word=word,
+        detail=detail,
+        standing=standing,
+        evidence=_evidence(verdict),
+        source=_source(verdict),
+        answer=_answer(verdict),
+        how=_how(verdict, n_pairs),
+    )
