@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from celery import Task
+from pydantic import ValidationError
 
 from runners.builds.ab_block import ConfirmationRecord, run_confirmation
-from runners.builds.ab_design import DEFAULT_REPS_PER_SIDE
 from runners.builds.build import BuildError, BuildResult, BuildSpec, build
 from runners.celery_app import app
-from runners.config import ConfigError, RigConfig, ServerConfig
+from runners.config import ConfigError, RigConfig
+from runners.delivery.ab_schema import AbDispatch, AbReport
 from runners.env import build_cache_dir
 from runners.harness.workload import Workload
 
@@ -49,48 +50,45 @@ def ab_blocks_run(
     spec: Mapping[str, Any], *, cache_dir: Path | None = None, measure: Measure = run_confirmation
 ) -> dict[str, Any]:
     """Build both commits and measure the batch; return the report
-    ``{"confirmation_id", "status" (measured|held_back|error), "error",
-    "design", "design_reason", "blocks": [...]}``. A build that fails or a bad
-    config is an ``error`` report, never an exception."""
-    report: dict[str, Any] = {"confirmation_id": spec.get("confirmation_id"), "status": "error", "error": "",
-                              "blocks": []}  # fmt: skip
+    (runners/delivery/ab_schema.py's AbReport as JSON). A spec that does not
+    fit the schema, a build that fails or a bad config is an ``error`` report,
+    never an exception."""
+    ident = str(spec.get("confirmation_id") or "") if isinstance(spec, Mapping) else ""
     try:
-        config = RigConfig.from_mapping(spec.get("config") or {})
+        dispatch = AbDispatch.model_validate(dict(spec))
+    except (ValidationError, TypeError, ValueError) as exc:
+        return AbReport(confirmation_id=ident or "?", status="error", error=f"bad spec: {exc}"[:500]).as_message()
+    try:
+        config = RigConfig.from_mapping(dispatch.config)
         if config.server is None:
             raise ConfigError("config.server", "an A/B confirmation launches its own servers")
-        binaries = {side: _binary(spec, str(spec[f"{side}_commit"]), cache_dir) for side in ("a", "b")}
+        a_bin = _binary(dispatch, dispatch.a_commit, cache_dir)
+        b_bin = _binary(dispatch, dispatch.b_commit, cache_dir)
         workload = Workload.from_config(config.workload)
     except (BuildError, ConfigError, KeyError, ValueError, OSError) as exc:
-        report["error"] = f"{type(exc).__name__}: {exc}"
-        return report
-    server = config.server
-    a = _with_binary(server, binaries["a"])
-    b = _with_binary(server, binaries["b"])
+        return AbReport(confirmation_id=dispatch.confirmation_id, status="error",
+                        error=f"{type(exc).__name__}: {exc}"[:500]).as_message()  # fmt: skip
     record = measure(
-        a=a,
-        b=b,
+        a=replace(config.server, binary=a_bin),
+        b=replace(config.server, binary=b_bin),
         workload=workload,
-        first_index=int(spec.get("first_index") or 0),
-        count=int(spec.get("count") or 1),
-        reps_per_side=int(spec.get("reps_per_side") or DEFAULT_REPS_PER_SIDE),
+        first_index=dispatch.first_index,
+        count=dispatch.count,
+        reps_per_side=dispatch.reps_per_side,
     )
-    report.update(record.as_dict())
-    report["status"] = "held_back" if record.held_back else "measured"
-    return report
+    report = AbReport.model_validate({
+        "confirmation_id": dispatch.confirmation_id, "status": "held_back" if record.held_back else "measured",
+        **record.as_dict(),
+    })  # fmt: skip
+    return report.as_message()
 
 
-def _with_binary(server: ServerConfig, binary: str) -> ServerConfig:
-    return replace(server, binary=binary)
-
-
-def _binary(spec: Mapping[str, Any], commit: str, cache_dir: Path | None) -> str:
-    if not spec.get("repo_url"):  # a rig given binaries by path (tests, a lent machine)
-        return str(spec["binaries"][commit])
+def _binary(dispatch: AbDispatch, commit: str, cache_dir: Path | None) -> str:
+    if not dispatch.repo_url:  # a rig given its builds by path (tests, a lent machine)
+        return dispatch.binaries[commit]
     result: BuildResult = build(
-        BuildSpec.from_flags_string(
-            repo_url=str(spec["repo_url"]), commit=commit, flags=str(spec.get("flags") or ""),
-            jobs=int(spec.get("jobs") or 2),
-        ),
+        BuildSpec.from_flags_string(repo_url=dispatch.repo_url, commit=commit, flags=dispatch.flags,
+                                    jobs=dispatch.jobs),
         cache_dir or build_cache_dir(),
     )  # fmt: skip
     if not result.ok:
@@ -104,7 +102,7 @@ def ab_blocks_task(self: Task, spec: dict[str, Any]) -> dict[str, Any]:
     ``retry_countdown_s``), at most ``max_retries`` times, then report it held
     back. Send the report to the service's ``report_task``; return it."""
     report = ab_blocks_run(spec)
-    retries = int(spec.get("max_retries", DEFAULT_MAX_RETRIES))
+    retries = int(spec.get("max_retries", DEFAULT_MAX_RETRIES) or 0)
     if report["status"] == "held_back" and self.request.retries < retries:
         logger.info("A/B batch %s held back by contention: retry %d", spec.get("confirmation_id"), self.request.retries)
         raise self.retry(countdown=int(spec.get("retry_countdown_s", DEFAULT_RETRY_COUNTDOWN_S)), max_retries=retries)

@@ -112,6 +112,10 @@ def test_held_back_and_failed_batches_settle_the_check_with_the_reason(subscribe
     other.refresh_from_db()
     assert other.status == AaStatus.FAILED and other.reason == "BuildError: boom"
     assert ab_report_receive(report={"confirmation_id": "something-else"}) is None
+    third = AaCheck.objects.create(subscription=sub, reference_config=check.reference_config, commit="a" * 40)
+    ab_report_receive(report={"confirmation_id": f"aa-{third.pk}", "status": "measured", "blocks": [{"index": -1}]})
+    third.refresh_from_db()
+    assert third.status == AaStatus.FAILED and "blocks.0.index" in third.reason
 
 
 def _settled(sub: Any, ref: Any, decisions: list[str]) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
 from leaderboard.celery import app as celery_app
 from leaderboard.core.queues import rig_task_send
@@ -36,6 +37,8 @@ from leaderboard.regressions.models import (
 from leaderboard.regressions.services.ab_confirmation import ab_plan
 from leaderboard.regressions.states import BENCHMARKED_PHASES, CONFIRMING, AaStatus, aa_check_move
 from runners.builds.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
+from runners.delivery.ab_schema import AbDispatch, AbReport
+from runners.delivery.schema_types import field_errors
 
 logger = logging.getLogger(__name__)
 
@@ -57,22 +60,23 @@ def _settle(check: AaCheck, status: AaStatus, reason: str) -> None:
 
 
 def aa_check_spec(check: AaCheck, *, first_index: int, count: int) -> dict[str, Any]:
-    """Return the JSON the rig's A/B task receives for one batch of ``check``."""
+    """Return the JSON the rig's A/B task receives for one batch of ``check``
+    (runners/delivery/ab_schema.py's AbDispatch)."""
     sub = check.subscription
-    return {
-        "confirmation_id": f"{AA_PREFIX}{check.pk}",
-        "repo_url": sub.repo_url,
-        "flags": sub.build_flags,
-        "jobs": sub.build_jobs,
-        "a_commit": check.commit,
-        "b_commit": check.commit,
-        "config": check.reference_config.spec,
-        "first_index": first_index,
-        "count": count,
-        "reps_per_side": DEFAULT_REPS_PER_SIDE,
-        "report_task": AB_REPORT_TASK,
-        "report_queue": celery_app.conf.task_default_queue or "celery",
-    }
+    return AbDispatch(
+        confirmation_id=f"{AA_PREFIX}{check.pk}",
+        repo_url=sub.repo_url,
+        flags=sub.build_flags,
+        jobs=sub.build_jobs,
+        a_commit=check.commit,
+        b_commit=check.commit,
+        config=check.reference_config.spec,
+        first_index=first_index,
+        count=count,
+        reps_per_side=DEFAULT_REPS_PER_SIDE,
+        report_task=AB_REPORT_TASK,
+        report_queue=celery_app.conf.task_default_queue or "celery",
+    ).as_message()
 
 
 def _send(check_id: int, first_index: int, count: int) -> None:
@@ -157,10 +161,15 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
     """Record one batch's report of an A/A check and judge it; send the next
     batch while the rule says continue. A report for no known check, or for a
     check no longer queued (a duplicate delivery), changes nothing: None."""
-    ident = str(report.get("confirmation_id") or "")
+    ident = str(report.get("confirmation_id") or "") if isinstance(report, Mapping) else ""
     if not ident.startswith(AA_PREFIX) or not ident[len(AA_PREFIX) :].isdigit():
         logger.warning("A/B report for an unknown confirmation %r", ident)
         return None
+    try:
+        parsed = AbReport.model_validate(dict(report))
+    except ValidationError as exc:
+        field, (why, *_) = next(iter(field_errors(exc).items()))
+        parsed = AbReport(confirmation_id=ident, status="error", error=f"the rig's report: {field}: {why}")
     with transaction.atomic():
         check = (
             AaCheck.objects.select_for_update()
@@ -170,14 +179,12 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
         )
         if check is None or check.status != AaStatus.QUEUED:
             return None
-        new = [dict(b) for b in report.get("blocks") or []]
-        check.blocks = [*check.blocks, *new]
-        check.design = str(report.get("design") or check.design)
-        status = str(report.get("status") or "error")
-        if status == "error":
-            _settle(check, AaStatus.FAILED, str(report.get("error") or "the rig reported an error"))
+        check.blocks = [*check.blocks, *(b.model_dump(mode="json") for b in parsed.blocks)]
+        check.design = parsed.design or check.design
+        if parsed.status == "error":
+            _settle(check, AaStatus.FAILED, parsed.error or "the rig reported an error")
             return check
-        if status == "held_back":
+        if parsed.status == "held_back":
             _settle(check, AaStatus.HELD_BACK, "held back: the rig was busy (heavy contention) each try")
             return check
         judged = [b for b in check.blocks if b.get("contention") != ContentionCall.HEAVY and not b.get("error")]
