@@ -61,8 +61,8 @@ from regression_fpr import one_run, upper_bound_95  # noqa: E402
 from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order  # noqa: E402
 from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge  # noqa: E402
 from leaderboard.regressions.verdict import Kind, Rule, judge, noise_from_medians, run_median  # noqa: E402
+from runners.ab_design import Side  # noqa: E402
 from runners.builds.ab_block import run_block  # noqa: E402
-from runners.builds.ab_design import Side  # noqa: E402
 from runners.builds.build import BuildSpec, build  # noqa: E402
 from runners.config import RigConfig  # noqa: E402
 from runners.files import write_atomically  # noqa: E402

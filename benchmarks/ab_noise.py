@@ -53,7 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from leaderboard.regressions.ab import AbOutcome, Decision, Pair, Plan, ab_judge, ab_order  # noqa: E402
 from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge  # noqa: E402
-from runners.builds.ab_design import rep_order  # noqa: E402
+from runners.ab_design import rep_order  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 Run = list[float]

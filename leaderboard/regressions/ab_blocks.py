@@ -1,6 +1,6 @@
 """The interleaved A/B rule, pure: blocks of alternated repetitions in, a decision
 out. No Django here. The run-level ABBA rule (regressions/ab.py) stays the
-fallback where two servers do not fit (runners/builds/ab_design.py decides).
+fallback where two servers do not fit (runners/ab_design.py decides).
 
 The design: a *block* is a fresh baseline server (A) and a fresh candidate server
 (B), both resident, same flags, model file and cores, their repetitions
@@ -72,7 +72,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from leaderboard.regressions.ab import AbOutcome, Pair, Plan, ab_judge
-from runners.builds.ab_design import Side
+from runners.ab_design import Side
 
 # The interleaved plan: looks at 4, 6, 8, 10, 12 blocks. A block costs about
 # what a run-level pair does (two server starts), so a few more blocks than

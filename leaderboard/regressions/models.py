@@ -37,7 +37,7 @@ from leaderboard.regressions.verdict import (
     Noise,
 )
 from leaderboard.results.models import RigScopedQuerySet
-from runners.builds.ab_design import AbDesign, ContentionCall
+from runners.ab_design import AbDesign, ContentionCall
 
 
 class BaselineMode(models.TextChoices):

@@ -13,7 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from leaderboard.regressions.states import AaStatus
-from runners.builds.ab_design import AbDesign, ContentionCall
+from runners.ab_design import AbDesign, ContentionCall
 
 
 class AaCheck(models.Model):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from leaderboard.regressions.models import Verdict, VerdictKind
 from leaderboard.regressions.states import Confirmation
-from runners.builds.ab_design import ContentionCall
+from runners.ab_design import ContentionCall
 
 _AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
 _RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)

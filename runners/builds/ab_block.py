@@ -10,7 +10,7 @@ and one under heavy contention is held back (``contention_call``). The servers
 are stopped at the end of the block: the next block's are new processes, so the
 process-to-process spread is sampled, not assumed away.
 
-``design_for`` decides whether two servers fit at all (runners/builds/ab_design.py
+``design_for`` decides whether two servers fit at all (runners/ab_design.py
 ``choose_design``): from the GPUs' free VRAM when the model is offloaded (NVML),
 else from the RAM the kernel says is available (/proc/meminfo MemAvailable).
 """
@@ -26,7 +26,7 @@ from typing import Any
 
 import requests
 
-from runners.builds.ab_design import (
+from runners.ab_design import (
     AbDesign,
     ContentionCall,
     DesignChoice,

@@ -12,7 +12,7 @@ Registered by name (``rigboard.ab_blocks``) on the rig's Celery app. The spec::
 
 Both commits are built with the same flags (runners/builds/build.py, cached by
 commit: usually found). A batch with a block under heavy contention
-(runners/builds/ab_design.py ``contention_call``) is not reported for
+(runners/ab_design.py ``contention_call``) is not reported for
 judging: the task retries later with Celery's retry (the worker is free
 meanwhile; nothing sleeps), and after ``max_retries`` reports the batch held
 back, so the service can say why the confirmation did not settle.

@@ -9,7 +9,7 @@ order measured with the contention of each side, which the service checks
 against this model before judging anything.
 
 Django-free, like schema.py and nightly_schema.py. The value sets (designs,
-sides, contention calls) are runners/builds/ab_design.py's enums, shared by
+sides, contention calls) are runners/ab_design.py's enums, shared by
 both sides, not copies."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from runners.builds.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
+from runners.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
 from runners.delivery.schema import Payload
 from runners.delivery.schema_types import FilledText, JSONObject, Number, Text, Whole, one_of
 

@@ -4,7 +4,7 @@
 Two builds can answer a busy machine differently (issue 36: a build 10% slower
 alone decoded 5× faster than its baseline beside a CPU hog), so pairing cannot
 cancel contention; it is measured around every repetition and the A/B rule
-(runners/builds/ab_design.py ``contention_call``) holds back what ran under
+(runners/ab_design.py ``contention_call``) holds back what ran under
 too much of it, or under different amounts on the two sides.
 
 CPU: the machine's busy time from /proc/stat (every CPU's non-idle jiffies)

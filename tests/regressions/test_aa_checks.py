@@ -27,7 +27,7 @@ from leaderboard.regressions.models import AaCheck, AaStatus, BuildRecord, Verdi
 from leaderboard.regressions.selectors_aa import rigs_aa_summaries
 from leaderboard.regressions.services.aa_checks import AB_RIG_TASK, aa_checks_due, ab_report_receive
 from leaderboard.results.models import Run
-from runners.builds.ab_design import rep_order
+from runners.ab_design import rep_order
 from tests.fixtures.celery_worker import queued_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,4 +1,4 @@
-"""The interleaved A/B rule alone (regressions/ab_blocks.py, runners/builds/ab_design.py):
+"""The interleaved A/B rule alone (regressions/ab_blocks.py, runners/ab_design.py):
 the order, the block's figure, the design chosen from memory, and the rule's level
 and power on autocorrelated noise whose truth is known, and on the recorded real
 A/A noise replayed in blocks (benchmarks/ab_noise.py)."""
@@ -15,7 +15,7 @@ from scipy import stats
 
 from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order
 from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge
-from runners.builds.ab_design import AbDesign, Side, choose_design, needed_bytes, rep_order
+from runners.ab_design import AbDesign, Side, choose_design, needed_bytes, rep_order
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import ab_noise  # noqa: E402

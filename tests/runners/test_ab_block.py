@@ -19,8 +19,8 @@ import redis
 from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.ab import Decision, Plan
 from leaderboard.regressions.ab_blocks import Block, blocks_judge
+from runners.ab_design import AbDesign, ContentionCall, Side
 from runners.builds.ab_block import run_block, run_confirmation
-from runners.builds.ab_design import AbDesign, ContentionCall, Side
 from runners.builds.ab_task import TASK_NAME, ab_blocks_run
 from runners.config import RigConfig
 from runners.harness.contention import process_ticks

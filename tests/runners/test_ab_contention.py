@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from runners.ab_design import AbDesign, ContentionCall, contention_call
 from runners.builds.ab_block import available_ram_bytes, design_for
-from runners.builds.ab_design import AbDesign, ContentionCall, contention_call
 from runners.config import ServerConfig
 from runners.harness.contention import ContentionMeter, ContentionReading, Gpus, combine, process_ticks
 from tests.fixtures.waiting import wait_until

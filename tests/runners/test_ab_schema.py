@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from runners.ab_design import AbDesign, DesignChoice, Side
 from runners.builds.ab_block import BlockRecord, ConfirmationRecord
-from runners.builds.ab_design import AbDesign, DesignChoice, Side
 from runners.builds.ab_task import ab_blocks_run
 from runners.delivery.ab_schema import AbDispatch, AbReport
 from runners.delivery.schema_types import field_errors

@@ -36,7 +36,7 @@ from leaderboard.regressions.models import (
 )
 from leaderboard.regressions.services.ab_confirmation import ab_plan
 from leaderboard.regressions.states import BENCHMARKED_PHASES, CONFIRMING, AaStatus, aa_check_move
-from runners.builds.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
+from runners.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
 from runners.delivery.ab_schema import AbDispatch, AbReport
 from runners.delivery.schema_types import field_errors
 

@@ -42,7 +42,7 @@ from leaderboard.regressions.models import (
 from leaderboard.regressions.states import BuildRunRole, BuildRunStatus, Confirmation, confirmation_move
 from leaderboard.regressions.verdict import METRIC, Kind, compare_url, run_median
 from leaderboard.results.models import Run, RunStatus
-from runners.builds.ab_design import AbDesign
+from runners.ab_design import AbDesign
 
 
 def ab_plan(subscription: Subscription) -> Plan:
