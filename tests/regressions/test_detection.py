@@ -144,7 +144,7 @@ def test_saving_a_subscription_in_the_admin_restores_a_deleted_schedule(
             "is_active": "on", "alpha": "0.01", "threshold_pct": "3", "noise_k": "5", "noise_runs": "10",
             "baseline_mode": "previous",
             "baseline_builds": "5", "build_jobs": "2", "confirm_runs": "1", "webhook_url": "", "alert_emails": "",
-            "confirm_mode": "ab", "ab_max_pairs": "8",
+            "confirm_mode": "ab", "ab_max_pairs": "8", "aa_every_days": "7",
             "reference_configs-TOTAL_FORMS": "0", "reference_configs-INITIAL_FORMS": "0",
         },
     )  # fmt: skip
