@@ -289,7 +289,11 @@ def report(results: list[dict[str, Any]]) -> None:
     _report_power_and_drift(results)
 
 
-def _report_aa(design: str, aa: list[dict[str, Any]]) -> None:
+def _report_aa(design: str, measured: list[dict[str, Any]]) -> None:
+    # A confirmation held back by contention gave no answer: not in the count, said apart.
+    aa = [c for c in measured if c["decision"] != "held_back"]
+    if len(aa) < len(measured):
+        print(f"{design}: {len(measured) - len(aa)} A/A confirmations held back by contention (not counted)")
     regress = sum(1 for c in aa if c["decision"] == "regression")
     changes = sum(1 for c in aa if c["decision"] in ("regression", "improvement"))
     walls = [c["wall_s"] for c in aa if c.get("wall_s")]
