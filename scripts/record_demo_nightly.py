@@ -71,6 +71,7 @@ from leaderboard.regressions.models import BuildRecord, ReferenceConfig, Subscri
 from leaderboard.regressions.services.builds import build_report_record  # noqa: E402
 from leaderboard.regressions.services.detection import build_dispatch_spec, subscription_check  # noqa: E402
 from leaderboard.regressions.services.imports import TIMELINE_FORMAT  # noqa: E402
+from leaderboard.regressions.states import BuildStatus  # noqa: E402
 from leaderboard.results.models import Rig, RigToken  # noqa: E402
 from leaderboard.results.services.rigs import rig_create  # noqa: E402
 from runners import pipeline  # noqa: E402
@@ -251,7 +252,8 @@ def main() -> int:
                 raise SystemExit(f"no build queued: {check.reason}")
             build = check.build
             reports = [rig_side(build)]
-            if build.build_runs.filter(confirms=True, status="").exists():  # a change: the re-run it asks for
+            build.refresh_from_db()
+            if build.status == BuildStatus.RERUNNING:  # a change: the re-run it asks for
                 reports.append(rig_side(build))
             build.refresh_from_db()
             recorded.append(
