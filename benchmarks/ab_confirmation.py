@@ -47,19 +47,26 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ab_slowdowns import compute_slowdown_commit  # noqa: E402
 from gemma_server import gemma_model  # noqa: E402
 from regression_fpr import one_run, upper_bound_95  # noqa: E402
 
 from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order  # noqa: E402
+from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge  # noqa: E402
 from leaderboard.regressions.verdict import Kind, Rule, judge, noise_from_medians, run_median  # noqa: E402
+from runners.ab_design import Side  # noqa: E402
+from runners.builds.ab_block import run_block  # noqa: E402
 from runners.builds.build import BuildSpec, build  # noqa: E402
+from runners.config import RigConfig  # noqa: E402
 from runners.files import write_atomically  # noqa: E402
+from runners.harness.workload import Workload  # noqa: E402
 from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, SLOWDOWN_NEEDLE, git, make_upstream  # noqa: E402
 
 
@@ -73,6 +80,23 @@ class Bench:
         self.count += 1
         a = self.args
         return one_run(binary, self.model, a.repetitions, a.max_tokens, self.workdir, self.count, a.threads)
+
+    def block(self, a_bin: str, b_bin: str, index: int) -> dict[str, Any]:
+        """One interleaved block (runners/builds/ab_block.py) with the same server flags as a run."""
+        self.count += 1
+        a = self.args
+        config = RigConfig.from_mapping({
+            "server": {"binary": a_bin, "model": str(self.model), "ctx_size": 2048, "threads": a.threads,
+                       "parallel": 1, "startup_timeout_s": 120.0, "stop_grace_s": 5.0},
+            "workload": {"max_tokens": a.max_tokens, "repetitions": a.reps_per_side, "warmup": 1,
+                         "temperature": 0.0, "seed": 42},
+        })  # fmt: skip
+        assert config.server is not None
+        record = run_block(
+            a=config.server, b=replace(config.server, binary=b_bin), workload=Workload.from_config(config.workload),
+            index=index, reps_per_side=a.reps_per_side, log_dir=self.workdir / f"block-{self.count}",
+        )  # fmt: skip
+        return record.as_dict()
 
 
 def slowdown_commit(upstream_path: Path, sleep_us: int, label: str) -> str:
@@ -118,6 +142,37 @@ def ab_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, An
             "n_pairs": outcome.n_pairs, "reason": outcome.reason, "pairs": pairs}  # fmt: skip
 
 
+def interleaved_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, Any]:
+    """Run interleaved blocks until the block rule decides; return its record.
+    A block under heavy contention (ab_design.contention_call) is not judged: it
+    is run again, at most ``--heavy-retries`` times, as the rig's task retries;
+    still heavy, the confirmation ends "held_back" (no answer, no alarm). The
+    record keeps every block measured, judged or not."""
+    blocks: list[dict[str, Any]] = []
+    judged: list[dict[str, Any]] = []
+    outcome = None
+    while outcome is None or outcome.decision == Decision.CONTINUE:
+        for _ in range(plan.next_batch(len(judged)) or plan.first_pairs):
+            for _attempt in range(bench.args.heavy_retries + 1):
+                block = bench.block(a_bin, b_bin, len(judged))
+                blocks.append(block)
+                if block["contention"] != "heavy" and not block["error"]:
+                    judged.append(block)
+                    break
+            else:
+                return {"design": "interleaved", "decision": "held_back", "effect_pct": None, "p_value": None,
+                        "n_pairs": len(judged), "reason": "a block stayed under heavy contention",
+                        "contention": [b["contention"] for b in blocks], "blocks": blocks}  # fmt: skip
+        outcome = blocks_judge([_block(b) for b in judged], plan)
+    return {"design": "interleaved", "decision": outcome.decision.value, "effect_pct": outcome.effect_pct,
+            "p_value": outcome.p_value, "n_pairs": outcome.n_pairs, "reason": outcome.reason,
+            "contention": [b["contention"] for b in judged], "blocks": blocks}  # fmt: skip
+
+
+def _block(b: dict[str, Any]) -> Block:
+    return Block(tuple(Side(s) for s in b["sides"]), tuple(b["decode_tokens_per_s"]))
+
+
 def _pair(p: dict[str, Any]) -> Pair:
     return Pair(run_median(p["a_samples"]) or 0.0, run_median(p["b_samples"]) or 0.0, p["a_first"])
 
@@ -138,8 +193,9 @@ def rerun_confirm(bench: Bench, a_bin: str, b_bin: str, hog_procs: int) -> dict[
 
 
 def ab_under_drift(bench: Bench, a_bin: str, b_bin: str, plan: Plan, hog_procs: int) -> dict[str, Any]:
+    confirm = interleaved_confirm if bench.args.design == "interleaved" else ab_confirm
     with cpu_hog(hog_procs):
-        return ab_confirm(bench, a_bin, b_bin, plan)
+        return confirm(bench, a_bin, b_bin, plan)
 
 
 @contextlib.contextmanager
@@ -156,7 +212,12 @@ def cpu_hog(procs: int) -> Iterator[None]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    plan = Plan(threshold_pct=args.threshold_pct, max_pairs=args.max_pairs, first_pairs=min(4, args.max_pairs))
+    if args.design == "interleaved":
+        plan = block_plan(threshold_pct=args.threshold_pct, max_blocks=args.max_pairs)
+        confirm = interleaved_confirm
+    else:
+        plan = Plan(threshold_pct=args.threshold_pct, max_pairs=args.max_pairs, first_pairs=min(4, args.max_pairs))
+        confirm = ab_confirm
     result: dict[str, Any] = {"meta": {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                        "load_before": os.getloadavg()[0], "cpus": os.cpu_count(),
                                        "plan": plan.__dict__, **{k: v for k, v in vars(args).items()
@@ -176,17 +237,24 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             a_bin = build_binary(upstream.path, upstream.head(), args.jobs)
         bench = Bench(args, Path(tmp))
         for _ in range(args.aa):
-            result["aa"].append(ab_confirm(bench, a_bin, a_bin, plan))
+            started = time.monotonic()
+            result["aa"].append(confirm(bench, a_bin, a_bin, plan) | {"wall_s": time.monotonic() - started})
             save()
-        # The per-token decode time on A, to size each slowdown's sleep.
-        ms_per_token = 1000.0 / statistics.median(bench.run(a_bin)) if args.slowdowns else None
+        # The per-token decode time on A, to size each slowdown's sleep (the old kind).
+        ms_per_token = (
+            1000.0 / statistics.median(bench.run(a_bin)) if args.slowdowns and not args.compute_slowdowns else None
+        )
         slow_bins = {}
+        sizes = json.loads(Path(args.compute_slowdowns).read_text())["targets"] if args.compute_slowdowns else {}
         for pct in args.slowdowns:
-            sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
             assert upstream is not None  # --binary excludes --slowdowns
-            sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
+            if sizes:  # real compute on the decode path, sized by ab_slowdowns.py
+                sha = compute_slowdown_commit(upstream.path, int(sizes[f"{pct:g}"]["iterations"]), f"{pct:g}pct")
+            else:
+                sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
+                sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
             slow_bins[pct] = build_binary(upstream.path, sha, args.jobs)
-            result["power"][f"{pct:g}"] = [ab_confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
+            result["power"][f"{pct:g}"] = [confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
             save()
         drift_slow = slow_bins.get(max(args.slowdowns)) if args.slowdowns else None
         for _ in range(args.drift):
@@ -210,32 +278,54 @@ def needed_for_bound(flagged: int, target: float = 0.01) -> int:
     return n
 
 
+def _design(c: dict[str, Any]) -> str:
+    return str(c.get("design") or "run_abba")  # sets before issue 36 are all run-level
+
+
 def report(results: list[dict[str, Any]]) -> None:
-    aa = [c for r in results for c in r["aa"]]
+    for design in sorted({_design(c) for r in results for c in r["aa"]}):
+        aa = [c for r in results for c in r["aa"] if _design(c) == design]
+        _report_aa(design, aa)
+    _report_power_and_drift(results)
+
+
+def _report_aa(design: str, measured: list[dict[str, Any]]) -> None:
+    # A confirmation held back by contention gave no answer: not in the count, said apart.
+    aa = [c for c in measured if c["decision"] != "held_back"]
+    if len(aa) < len(measured):
+        print(f"{design}: {len(measured) - len(aa)} A/A confirmations held back by contention (not counted)")
     regress = sum(1 for c in aa if c["decision"] == "regression")
     changes = sum(1 for c in aa if c["decision"] in ("regression", "improvement"))
+    walls = [c["wall_s"] for c in aa if c.get("wall_s")]
+    if walls:
+        print(f"{design}: median wall time of a confirmation {statistics.median(walls):.0f} s ({len(walls)} timed)")
     if aa:
         need = needed_for_bound(regress)
-        print(f"A/A: {regress} of {len(aa)} called a regression ({changes} any change); 95% upper bound "
+        print(f"A/A ({design}): {regress} of {len(aa)} called a regression ({changes} any change); 95% upper bound "
               f"{100 * upper_bound_95(regress, len(aa)):.2f}%; bound < 1% needs {need} "
               f"({max(0, need - len(aa))} more clean)")  # fmt: skip
+
+
+def _report_power_and_drift(results: list[dict[str, Any]]) -> None:
     # Sets measured with different thresholds are totalled apart: a 2% slowdown is
     # below the default 3% threshold by design, so its sets use a lower one.
-    power: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    power: dict[tuple[float, float, str], list[dict[str, Any]]] = {}
     for r in results:
         for pct, confirmations in r["power"].items():
-            power.setdefault((float(pct), r["meta"]["plan"]["threshold_pct"]), []).extend(confirmations)
-    for (pct, threshold_pct), runs in sorted(power.items()):
+            key = (float(pct), r["meta"]["plan"]["threshold_pct"], r["meta"].get("design") or "run_abba")
+            power.setdefault(key, []).extend(confirmations)
+    for (pct, threshold_pct, design), runs in sorted(power.items()):
         caught = sum(1 for c in runs if c["decision"] == "regression")
         pairs = statistics.fmean(c["n_pairs"] for c in runs) if runs else 0
-        print(f"power at {pct:g}% slower (threshold {threshold_pct:g}%): {caught} of {len(runs)} caught "
+        print(f"power at {pct:g}% slower ({design}, threshold {threshold_pct:g}%): {caught} of {len(runs)} caught "
               f"(mean {pairs:.1f} pairs)")  # fmt: skip
     for key, label in (("rerun_aa", "re-run rule, A/A"), ("ab_aa", "A/B, A/A"), ("rerun_slow", "re-run rule, slow"),
                        ("ab_slow", "A/B, slow")):  # fmt: skip
         runs = [c for r in results for c in r["drift"][key]]
         if runs:
             called = sum(1 for c in runs if c["decision"] == "regression")
-            print(f"drift ({label}): {called} of {len(runs)} called a regression")
+            held = sum(1 for c in runs if c["decision"] == "held_back")
+            print(f"drift ({label}): {called} of {len(runs)} called a regression ({held} held back by contention)")
 
 
 def main() -> int:
@@ -258,6 +348,17 @@ def main() -> int:
     )
     parser.add_argument(
         "--model", help="a GGUF to run instead of Gemma 3 270M (a machine that cannot download it: make_random_gguf.py)"
+    )
+    parser.add_argument(
+        "--design",
+        choices=["run_abba", "interleaved"],
+        default="run_abba",
+        help="run-level ABBA pairs (regressions/ab.py) or interleaved blocks (ab_blocks.py)",
+    )
+    parser.add_argument("--reps-per-side", type=int, default=12, help="an interleaved block's repetitions a build")
+    parser.add_argument("--heavy-retries", type=int, default=3, help="re-runs of a block under heavy contention")
+    parser.add_argument(
+        "--compute-slowdowns", help="ab_slowdowns.py's JSON: compute commits of these sizes, not sleeps"
     )
     parser.add_argument("--json", help="write the raw data and decisions here (after every step)")
     parser.add_argument("--from-json", nargs="*", help="total saved sets instead of measuring")

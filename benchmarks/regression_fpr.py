@@ -44,7 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gemma_server import gemma_model, llama_server_binary  # noqa: E402
-from scipy.stats import beta  # noqa: E402
 
 from leaderboard.regressions.verdict import (  # noqa: E402
     DEFAULT_NOISE_K,
@@ -56,7 +55,7 @@ from leaderboard.regressions.verdict import (  # noqa: E402
     noise_from_medians,
 )
 from runners.pipeline import run_job  # noqa: E402
-from runners.stats import decode_tokens_per_s  # noqa: E402
+from runners.stats import decode_tokens_per_s, rate_bounds_95  # noqa: E402
 
 Runs = list[list[float]]
 # Judges run j, its samples times a factor (1.0: as measured; 0.95: slowed 5%),
@@ -188,9 +187,7 @@ def rates(runs: Runs, flagged: Judge, pairs: list[tuple[int, int]]) -> tuple[int
 def upper_bound_95(flagged: int, trials: int) -> float:
     """Return the one-sided 95% Clopper-Pearson upper bound of a rate seen as flagged/trials
     (0 of n gives about 3/n, the rule of three)."""
-    if flagged >= trials:
-        return 1.0
-    return float(beta.ppf(0.95, flagged + 1, trials - flagged))
+    return rate_bounds_95(flagged, trials)[1]
 
 
 def smallest(detection: dict[float, float], level: float) -> float | None:

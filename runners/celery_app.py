@@ -31,7 +31,7 @@ def make_app(env: RigEnv | None = None) -> Celery:
     app = Celery(
         "rigboard_rig",
         broker=env.broker_url or None,
-        include=["runners.tasks", "runners.builds.nightly"],
+        include=["runners.tasks", "runners.builds.nightly", "runners.builds.ab_task"],
         set_as_current=False,
     )
     app.conf.update(

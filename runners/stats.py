@@ -253,3 +253,16 @@ def run_noise_from_log_sums(*, n: int, sum_logs: float, sum_log_squares: float, 
     mean = sum_logs / n
     spread_pct = 100.0 * math.sqrt(max(sum_log_squares - n * mean * mean, 0.0) / (n - 1))
     return RunNoise(n, spread_pct, k * spread_pct, k)
+
+
+def rate_bounds_95(called: int, trials: int) -> tuple[float, float]:
+    """Return the one-sided 95% Clopper–Pearson bounds (lower, upper) of a rate
+    seen as ``called`` of ``trials`` (0 of n gives an upper bound of about 3/n,
+    the rule of three); (0.0, 1.0) without trials."""
+    from scipy.stats import beta  # the service's and the benchmarks'; the rig never calls this
+
+    if trials <= 0:
+        return 0.0, 1.0
+    lower = 0.0 if called <= 0 else float(beta.ppf(0.05, called, trials - called + 1))
+    upper = 1.0 if called >= trials else float(beta.ppf(0.95, called + 1, trials - called))
+    return lower, upper

@@ -59,7 +59,7 @@ from leaderboard.boards.selectors.runs import (
 from leaderboard.core.api.errors import api_not_found
 from leaderboard.core.fits import printed_fit
 from leaderboard.intake.selectors import gpu_bench_places
-from leaderboard.regressions.selectors import timeline_links_for_rig, timeline_links_for_runs
+from leaderboard.regressions.selectors import rig_aa_summary, timeline_links_for_rig, timeline_links_for_runs
 from leaderboard.results.models import PublishedExperiment, RigGpu, Run
 from leaderboard.results.selectors import model_files_visible_to
 
@@ -215,6 +215,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
         "bar_figure": bars,
         "usd_per_kwh": price,
         "timelines": timeline_links_for_rig(rig_id=rig_id),
+        "aa_summary": rig_aa_summary(rig_id=rig_id),
         "spreads": rig_spreads(rig_id=rig_id),
         "noise_rule": NOISE_MARGIN_RULE,
         **rig_outliers(row.run_id for row in board.best),

@@ -163,8 +163,9 @@ def _pct(log_ratio: float) -> float:
     return 100.0 * math.expm1(log_ratio)
 
 
-def ab_judge(pairs: Sequence[Pair], plan: Plan | None = None) -> AbOutcome:
-    """Return the sequential decision for these pairs.
+def ab_judge(pairs: Sequence[Pair], plan: Plan | None = None, *, unit: str = "pairs") -> AbOutcome:
+    """Return the sequential decision for these pairs (``unit`` names them in
+    the reason: regressions/ab_blocks.py judges blocks by this rule).
 
     Pairs with a non-positive or non-finite median are dropped (a failed run).
     Below two usable pairs, or before the first look, the decision is CONTINUE
@@ -181,7 +182,7 @@ def ab_judge(pairs: Sequence[Pair], plan: Plan | None = None) -> AbOutcome:
     alpha_look = plan.alpha_at(min(max(len(pairs), plan.first_pairs), plan.max_pairs))
     if n < 2 or len(pairs) < plan.first_pairs:
         decision = Decision.INCONCLUSIVE if at_limit else Decision.CONTINUE
-        return AbOutcome(decision, n, None, None, None, None, alpha_look, None, f"{n} usable pairs")
+        return AbOutcome(decision, n, None, None, None, None, alpha_look, None, f"{n} usable {unit}")
     d = [p.log_ratio for p in usable]
     mean = statistics.fmean(d)
     sd = statistics.stdev(d)
@@ -198,7 +199,7 @@ def ab_judge(pairs: Sequence[Pair], plan: Plan | None = None) -> AbOutcome:
         ci90 = (mean - t90 * se, mean + t90 * se)
     effect = _pct(mean)
     bound = math.log1p(plan.threshold_pct / 100.0)
-    figures = f"{n} pairs, effect {effect:+.2f}% (95% CI {_pct(ci[0]):+.2f}%..{_pct(ci[1]):+.2f}%), p={p_value:.2g}"
+    figures = f"{n} {unit}, effect {effect:+.2f}% (95% CI {_pct(ci[0]):+.2f}%..{_pct(ci[1]):+.2f}%), p={p_value:.2g}"
     if p_value < alpha_look and abs(effect) > plan.threshold_pct:
         worse = mean < 0 if plan.higher_is_better else mean > 0
         decision = Decision.REGRESSION if worse else Decision.IMPROVEMENT
@@ -208,8 +209,8 @@ def ab_judge(pairs: Sequence[Pair], plan: Plan | None = None) -> AbOutcome:
         reason = f"A/B {figures}: 90% CI within ±{plan.threshold_pct}%, no change"
     elif at_limit:
         decision = Decision.INCONCLUSIVE
-        reason = f"A/B {figures}: inconclusive at the limit of {plan.max_pairs} pairs"
+        reason = f"A/B {figures}: inconclusive at the limit of {plan.max_pairs} {unit}"
     else:
         decision = Decision.CONTINUE
-        reason = f"A/B {figures}: inconclusive at {alpha_look:.2g}, more pairs"
+        reason = f"A/B {figures}: inconclusive at {alpha_look:.2g}, more {unit}"
     return AbOutcome(decision, n, effect, _pct(ci[0]), _pct(ci[1]), p_value, alpha_look, 100.0 * sd, reason)

@@ -75,6 +75,28 @@ class ReferenceRunsForm(forms.Form):
         )
 
 
+AA_EVERY_DAYS_MAX = 365
+AA_EVERY_DAYS_DEFAULT = 7
+
+
+def aa_every_days_field(*, required: bool = True) -> forms.IntegerField:
+    return forms.IntegerField(
+        required=required,
+        min_value=0,
+        max_value=AA_EVERY_DAYS_MAX,
+        initial=AA_EVERY_DAYS_DEFAULT,
+        label="A/A check every (days)",
+        help_text="How often the rig, when idle, runs the same build as baseline and candidate to measure its own "
+        "false alarms (shown on its page and the matrix); 0: never.",
+    )
+
+
+class AaFrequencyForm(forms.Form):
+    """How often a subscription's rig runs an A/A check."""
+
+    aa_every_days = aa_every_days_field()
+
+
 class SubscriptionForm(ReferenceRunsForm):
     """Subscribe a rig: which rig, which repository and branch, which flags, which runs."""
 
@@ -87,7 +109,9 @@ class SubscriptionForm(ReferenceRunsForm):
         help_text="CMake definitions, e.g. -DGGML_CUDA=ON -DGGML_CUDA_FA_ALL_QUANTS=ON.",
     )
 
-    field_order = ["rig", "repo_url", "branch", "build_flags", "runs"]
+    aa_every_days = aa_every_days_field(required=False)
+
+    field_order = ["rig", "repo_url", "branch", "build_flags", "aa_every_days", "runs"]
 
     def __init__(self, *args: Any, user: Any, rig: Rig | None = None, **kwargs: Any) -> None:
         super().__init__(*args, rig=rig, **kwargs)
@@ -105,6 +129,10 @@ class SubscriptionForm(ReferenceRunsForm):
             )
         else:
             self.fields["repo_url"].help_text = "Any https://, git:// or file:// URL (staff)."
+
+    def clean_aa_every_days(self) -> int:
+        value = self.cleaned_data.get("aa_every_days")
+        return AA_EVERY_DAYS_DEFAULT if value is None else int(value)
 
     def clean_repo_url(self) -> str:
         url: str = self.cleaned_data["repo_url"].strip()

@@ -10,6 +10,7 @@ with their baseline runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from django.urls import reverse
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildRecord, BuildStatus, Subscription, Verdict
 from leaderboard.regressions.repos import commit_subjects
+from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
 from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.regressions.verdict import METRIC
 from leaderboard.regressions.words import verdict_words
@@ -64,6 +66,7 @@ class Column:
     reference_name: str
     backend: str
     build_flags: str
+    aa: RigAaSummary | None = None  # the rig's own A/A checks (selectors_aa.py)
 
     @property
     def timeline_url(self) -> str:
@@ -85,6 +88,7 @@ class Cell:
     detail: str = ""
     url: str = ""
     source: str = ""
+    aa_note: str = ""  # set where the rig's A/A checks call changes above the level
 
     @property
     def effect_label(self) -> str:
@@ -210,7 +214,10 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
     subs = list(subscriptions)
     if not subs:
         raise Http404("no visible rig watches this branch")
-    groups = _columns(subs)
+    aa = rigs_aa_summaries(rig_ids=[s.rig_id for s in subs])
+    groups = [
+        BackendGroup(g.name, [dataclasses.replace(c, aa=aa.get(c.rig_id)) for c in g.columns]) for g in _columns(subs)
+    ]
     nightly = BuildRecord.objects.filter(subscription__in=subs, bisect_of__isnull=True)
     builds = list(nightly.order_by("created_at", "id"))
     first_seen: dict[str, dt.datetime] = {}
@@ -233,6 +240,9 @@ def matrix_get(*, repo_url: str, branch: str, viewer: Any = None) -> Matrix:
         for col in columns:
             built = by_key.get((col.subscription_id, commit))
             verdict = verdict_by.get((built.pk, col.reference_id)) if built else None
-            cells.append(build_cell(built, verdict, col))
+            cell = build_cell(built, verdict, col)
+            if verdict is not None and col.aa is not None and col.aa.exceeds_level:
+                cell = dataclasses.replace(cell, aa_note=AA_OVER_LEVEL)
+            cells.append(cell)
         rows.append(Row(commit, first_seen[commit], cells, subjects.get(commit, "")))
     return Matrix(repo_url, branch, groups, rows, len(commits))

@@ -37,6 +37,7 @@ from leaderboard.regressions.verdict import (
     Noise,
 )
 from leaderboard.results.models import RigScopedQuerySet
+from runners.ab_design import AbDesign, ContentionCall
 from runners.builds.releases import release_number, release_url
 
 
@@ -124,6 +125,11 @@ class Subscription(models.Model):
     )
     ab_max_pairs = models.PositiveSmallIntegerField(
         default=DEFAULT_AB_MAX_PAIRS, help_text="A/B confirmation: most pairs run before the answer is inconclusive."
+    )
+    aa_every_days = models.PositiveSmallIntegerField(
+        default=7,
+        help_text="How often the rig, when idle, runs an A/A check (the same build as A and B) to measure its "
+        "own false alarms; 0: never.",
     )
     last_checked_at = models.DateTimeField(null=True, blank=True)
     last_head = models.CharField(max_length=40, blank=True)
@@ -348,6 +354,14 @@ class Verdict(models.Model):
     ab_p_value = models.FloatField(null=True, blank=True)
     ab_spread_pct = models.FloatField(null=True, blank=True, help_text="SD of the pairs' log ratios × 100.")
     ab_decision = models.CharField(max_length=16, blank=True)
+    ab_design = models.CharField(
+        max_length=16, choices=[(d.value, d.value) for d in AbDesign], blank=True,
+        help_text="Which A/B design ran: interleaved blocks, or run-level ABBA (the fallback).",
+    )  # fmt: skip
+    ab_contention = models.CharField(
+        max_length=16, choices=[(c.value, c.value) for c in ContentionCall], blank=True,
+        help_text="What else used the rig while A and B ran: uneven says they ran under different contention.",
+    )  # fmt: skip
     fanout_of = models.ForeignKey(
         "self",
         null=True,
@@ -522,3 +536,7 @@ class ReplayStep(models.Model):
 
     def __str__(self) -> str:
         return f"b{self.release} [{self.state}]"
+
+
+# Registered with the app from here (its own module: models.py is near its size limit).
+from leaderboard.regressions.models_aa import AaCheck, AaStatus  # noqa: E402, F401

@@ -36,6 +36,7 @@ from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
 from leaderboard.regressions.reproduce import Reproduce, public_repo, reproduce_of
+from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
 from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.regressions.verdict import noise_words, spread_loaded
 from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
@@ -147,7 +148,7 @@ def log_effect_ci(candidate: Sequence[float], baseline: Sequence[float]) -> tupl
     return 100.0 * math.expm1(diff), (100.0 * math.expm1(diff - half), 100.0 * math.expm1(diff + half))
 
 
-def _answer(verdict: Verdict) -> RigAnswer:
+def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigAnswer:
     sub = verdict.build.subscription
     pairs = list(verdict.pairs())
     effect_rerun: tuple[float, tuple[float, float] | None] | None = None
@@ -163,6 +164,10 @@ def _answer(verdict: Verdict) -> RigAnswer:
         effect_rerun = log_effect_ci(new_samples, base_samples) if base_samples and new_samples else None
         test = TEST_RERUN
     words = verdict_words(verdict, n_pairs=len(pairs))
+    how = words.how
+    summary = (aa or {}).get(sub.rig_id)
+    if summary is not None and summary.exceeds_level:
+        how += f"; {AA_OVER_LEVEL} ({summary.describe()})"
     ab = verdict.ab_effect_pct is not None
     ci = (verdict.ab_ci_low_pct, verdict.ab_ci_high_pct) if ab else (None, None)
     effect_pct = verdict.ab_effect_pct if ab else verdict.effect_pct
@@ -183,7 +188,7 @@ def _answer(verdict: Verdict) -> RigAnswer:
         n_pairs=len(pairs),
         pair_spread_pct=verdict.ab_spread_pct,
         noise=verdict.noise.describe(),
-        how=words.how,
+        how=how,
         verdict_id=verdict.pk,
         test=test,
         noise_words=noise_words(verdict.noise),
@@ -239,7 +244,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     others = same_range.select_related("build__subscription__rig", "reference_config").order_by(
         "build__subscription__rig__name", "id"
     )
-    answers = [_answer(verdict), *(_answer(v) for v in others)]
+    aa = rigs_aa_summaries(rig_ids=[verdict.build.subscription.rig_id, *(v.build.subscription.rig_id for v in others)])
+    answers = [_answer(verdict, aa), *(_answer(v, aa) for v in others)]
     # Fan-out builds without a verdict: pairs not all back yet, or the rig could not build.
     empty = SideFigures(0, None, None, None)
     for build in verdict.fanout_builds.select_related("subscription__rig").filter(

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription, Verdict
+from leaderboard.regressions.selectors_aa import RigAaSummary, rigs_aa_summaries
 from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
@@ -180,3 +181,8 @@ def timeline_links_for_runs(*, run_ids: list[int]) -> dict[int, TimelineLink]:
         .values_list("pk", "sub_id", "ref_id")
     )
     return {pk: TimelineLink(sub_id, ref_id, "nightly") for pk, sub_id, ref_id in rows}
+
+
+def rig_aa_summary(*, rig_id: int) -> RigAaSummary:
+    """Return the rig's A/A checks in brief (selectors_aa.py): for the rig's page."""
+    return rigs_aa_summaries(rig_ids=[rig_id])[rig_id]

@@ -18,6 +18,9 @@ made by one function that refuses every other move (as jobs/services.py's
   held back──▶ pending ──▶ confirmed | refuted | unchecked (re-run) or
   ab_confirmed | ab_refuted | unchecked (A/B pairs).
 
+- an A/A check's status (``AaCheck.status``, models_aa.py): queued ──the rig's
+  reports──▶ settled | held_back | failed (another batch: stays queued).
+
 A build run's role (``BuildRunRole``) is set when it is made and never moves.
 A verdict's kind, a bisection's status and an alert's status are kept here
 too, beside the states they go with.
@@ -101,6 +104,15 @@ class BisectStatus(models.TextChoices):
     FAILED = "failed", "Bisection stopped"
 
 
+class AaStatus(models.TextChoices):
+    """An A/A check's state (models_aa.py): queued while its batches run on the rig."""
+
+    QUEUED = "queued", "Queued on the rig"
+    HELD_BACK = "held_back", "Held back by contention"
+    SETTLED = "settled", "Settled"
+    FAILED = "failed", "Failed"
+
+
 class AlertStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     SENT = "sent", "Sent"
@@ -128,6 +140,10 @@ CONFIRMATION_MOVES: Mapping[str, frozenset[str]] = {
             Confirmation.AB_REFUTED,
         }
     ),
+}
+
+AA_MOVES: Mapping[str, frozenset[str]] = {
+    AaStatus.QUEUED: frozenset({AaStatus.HELD_BACK, AaStatus.SETTLED, AaStatus.FAILED}),
 }
 
 
@@ -161,3 +177,9 @@ def confirmation_move(verdict: Any, to: Confirmation) -> None:
     ApplicationError (field ``confirmation``) for a move CONFIRMATION_MOVES
     does not allow."""
     _move(verdict, "confirmation", CONFIRMATION_MOVES, to)
+
+
+def aa_check_move(check: Any, to: AaStatus) -> None:
+    """Set ``check``'s status to ``to`` (not saved); raise ApplicationError
+    (field ``status``) for a move AA_MOVES does not allow."""
+    _move(check, "status", AA_MOVES, to)

@@ -11,6 +11,7 @@ from typing import Any
 from celery import Task, shared_task
 
 from leaderboard.regressions.models import Subscription
+from leaderboard.regressions.services.aa_checks import AB_REPORT_TASK, aa_checks_due, ab_report_receive
 from leaderboard.regressions.services.alerts import DELIVER_ALERT_TASK, AlertSendError, alert_attempt
 from leaderboard.regressions.services.builds import build_report_record
 from leaderboard.regressions.services.detection import (
@@ -34,6 +35,8 @@ def nightly_check(subscription_ids: list[int] | None = None) -> list[dict[str, A
         results = [subscription_check(subscription=s) for s in subs]
     else:
         results = subscriptions_check_all()
+        # Once a day is "occasionally": idle rigs due an A/A check get one.
+        aa_checks_due()
     return [
         {
             "subscription": r.subscription_id,
@@ -50,6 +53,13 @@ def build_report(report: dict[str, Any]) -> dict[str, Any]:
     """Record a rig's build report and judge its runs (sent by runners/builds/nightly.py)."""
     build, verdicts = build_report_record(report=report)
     return {"build": build.pk, "status": build.status, "verdicts": [v.kind for v in verdicts]}
+
+
+@shared_task(name=AB_REPORT_TASK, ignore_result=True, time_limit=300, soft_time_limit=240)
+def ab_report(report: dict[str, Any]) -> dict[str, Any]:
+    """Record one batch of an A/A check's blocks and judge them (sent by runners/builds/ab_task.py)."""
+    check = ab_report_receive(report=report)
+    return {"aa_check": check.pk if check else None, "status": check.status if check else "ignored"}
 
 
 @shared_task(bind=True, name=DELIVER_ALERT_TASK, ignore_result=True, max_retries=8, time_limit=120, soft_time_limit=100)

@@ -10,6 +10,7 @@ urlpatterns = [
     path("matrix/", views_matrix.matrix_page, name="matrix"),
     path("subscribe/", views_subscribe.subscribe_page, name="subscribe"),
     path("<int:subscription_id>/references/", views_subscribe.references_add_page, name="references-add"),
+    path("<int:subscription_id>/aa-checks/", views_subscribe.aa_frequency_page, name="aa-frequency"),
     path("report/<int:verdict_id>/", views_report.report_page, name="report"),
     path("report/<int:verdict_id>.md", views_report.report_markdown_file, name="report_md"),
 ]

@@ -9,10 +9,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 
 from leaderboard.core.errors import ApplicationError
-from leaderboard.regressions.forms import ReferenceRunsForm, SubscriptionForm, subscribable_rigs
+from leaderboard.regressions.forms import AaFrequencyForm, ReferenceRunsForm, SubscriptionForm, subscribable_rigs
 from leaderboard.regressions.matrix import matrix_url
 from leaderboard.regressions.models import Subscription
-from leaderboard.regressions.services.subscriptions import reference_configs_add, subscription_create
+from leaderboard.regressions.services.subscriptions import (
+    reference_configs_add,
+    subscription_aa_frequency_set,
+    subscription_create,
+)
 from leaderboard.results.models import Rig
 
 
@@ -38,6 +42,7 @@ def subscribe_page(request: HttpRequest) -> HttpResponse:
                 branch=data["branch"],
                 build_flags=data["build_flags"],
                 runs=list(data["runs"]),
+                aa_every_days=data["aa_every_days"],
             )
         except ApplicationError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
@@ -66,3 +71,19 @@ def references_add_page(request: HttpRequest, subscription_id: int) -> HttpRespo
             return redirect(matrix_url(sub.repo_url, sub.branch))
     status = 400 if form.errors else 200
     return render(request, "regressions/references_add.html", {"form": form, "subscription": sub}, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def aa_frequency_page(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Set how often the subscription's rig runs an A/A check (its owner or
+    staff; 404 otherwise); 400 naming the field for a bad value."""
+    sub = get_object_or_404(
+        Subscription.objects.select_related("rig").filter(rig__in=subscribable_rigs(request.user)), pk=subscription_id
+    )
+    form = AaFrequencyForm(request.POST or None, initial={"aa_every_days": sub.aa_every_days})
+    if request.method == "POST" and form.is_valid():
+        subscription_aa_frequency_set(subscription=sub, aa_every_days=form.cleaned_data["aa_every_days"])
+        return redirect(matrix_url(sub.repo_url, sub.branch))
+    status = 400 if form.errors else 200
+    return render(request, "regressions/aa_frequency.html", {"form": form, "subscription": sub}, status=status)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from leaderboard.regressions.models import Verdict, VerdictKind
 from leaderboard.regressions.states import Confirmation
+from runners.ab_design import ContentionCall
 
 _AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
 _RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
@@ -99,7 +100,12 @@ def _answer(verdict: Verdict) -> str:
 
 def _how(verdict: Verdict, n_pairs: int) -> str:
     if n_pairs:
-        return f"A/B, {verdict.ab_n_pairs or n_pairs} interleaved pairs (ABBA)"
+        how = f"A/B, {verdict.ab_n_pairs or n_pairs} interleaved pairs (ABBA)"
+        if verdict.ab_design:
+            how += f", design {verdict.ab_design}"
+        if verdict.ab_contention == ContentionCall.UNEVEN:
+            how += "; A and B ran under different contention"
+        return how
     how = "one run each (medians of n repetitions)"
     if verdict.confirm_effect_pct is not None:
         how += f"; re-run {verdict.confirm_effect_pct:+.2f}%"

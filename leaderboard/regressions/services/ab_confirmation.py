@@ -42,6 +42,7 @@ from leaderboard.regressions.models import (
 from leaderboard.regressions.states import BuildRunRole, BuildRunStatus, Confirmation, confirmation_move
 from leaderboard.regressions.verdict import METRIC, Kind, compare_url, run_median
 from leaderboard.results.models import Run, RunStatus
+from runners.ab_design import AbDesign
 
 
 def ab_plan(subscription: Subscription) -> Plan:
@@ -173,6 +174,8 @@ def _ab_figures(outcome: AbOutcome) -> dict[str, object]:
         "ab_spread_pct": outcome.spread_pct,
         "ab_decision": outcome.decision.value,
         "confirm_effect_pct": outcome.effect_pct,
+        # Verdicts are still confirmed by run-level pairs; interleaved blocks run in A/A checks (aa_checks.py).
+        "ab_design": AbDesign.RUN_ABBA.value,
     }
 
 

@@ -113,7 +113,7 @@ def reference_configs_add(*, subscription: Subscription, runs: Sequence[Run]) ->
 
 
 def subscription_create(
-    *, rig: Rig, repo_url: str, branch: str, build_flags: str, runs: Sequence[Run] = ()
+    *, rig: Rig, repo_url: str, branch: str, build_flags: str, runs: Sequence[Run] = (), aa_every_days: int = 7
 ) -> Subscription:
     """Subscribe ``rig`` to ``repo_url`` @ ``branch`` with ``build_flags`` and a
     reference configuration per run. The caller has checked who may point the
@@ -121,10 +121,20 @@ def subscription_create(
     ApplicationError (409, field ``branch``) when the rig already follows it with those flags."""
     try:
         with transaction.atomic():
-            sub = Subscription.objects.create(rig=rig, repo_url=repo_url, branch=branch, build_flags=build_flags)
+            sub = Subscription.objects.create(
+                rig=rig, repo_url=repo_url, branch=branch, build_flags=build_flags, aa_every_days=aa_every_days
+            )
             reference_configs_add(subscription=sub, runs=runs)
     except IntegrityError as exc:
         raise ApplicationError(
             f"{rig.name} already follows {repo_url} @ {branch} with these build flags", field="branch", status_code=409
         ) from exc
     return sub
+
+
+def subscription_aa_frequency_set(*, subscription: Subscription, aa_every_days: int) -> Subscription:
+    """Set how often the subscription's rig runs an A/A check (0: never); the
+    caller has checked who may (the rig's owner or staff)."""
+    subscription.aa_every_days = aa_every_days
+    subscription.save(update_fields=["aa_every_days"])
+    return subscription

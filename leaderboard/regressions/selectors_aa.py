@@ -1,0 +1,93 @@
+"""Reads of the A/A checks (models_aa.py): per rig, how many called a change,
+the one-sided 95% bounds of that rate, the design last used, and whether the
+rig's false alarms exceed the level its verdicts claim."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from leaderboard.regressions.models import AaCheck, AaStatus, Subscription
+from leaderboard.regressions.verdict import DEFAULT_ALPHA
+from runners.stats import rate_bounds_95
+
+# What a verdict on a rig whose own A/A checks call changes too often is marked
+# with, on the matrix and in the report.
+AA_OVER_LEVEL = "this rig's A/A checks call changes above the level: weigh with care"
+
+
+@dataclass(frozen=True)
+class RigAaSummary:
+    """A rig's A/A checks: ``checks`` settled, ``called`` of them called a change
+    (false alarms), the rate's one-sided 95% bounds, the level (the rig's
+    subscriptions' alpha, the strictest), ``held_back`` checks the rig was too busy
+    for, the design and time of the last settled check."""
+
+    rig_id: int
+    checks: int
+    called: int
+    lower_95: float
+    upper_95: float
+    level: float
+    held_back: int
+    design: str
+    last_at: datetime | None
+
+    @property
+    def exceeds_level(self) -> bool:
+        """True when the false alarms are beyond the level with 95% confidence
+        (the rate's lower bound above it): the rig's verdicts are marked."""
+        return self.called > 0 and self.lower_95 > self.level
+
+    def describe(self) -> str:
+        if not self.checks:
+            return "no A/A check settled yet"
+        text = (
+            f"A/A: {self.called} of {self.checks} called a change (95% bound {100 * self.upper_95:.1f}%; "
+            f"level {100 * self.level:g}%), last by {self.design or 'unknown design'}"
+        )
+        return text + ("; false alarms above the level" if self.exceeds_level else "")
+
+
+def rigs_aa_summaries(*, rig_ids: Iterable[int]) -> dict[int, RigAaSummary]:
+    """Return each rig's A/A summary (rigs with no check get one with zero checks), in two queries."""
+    ids = list(set(rig_ids))
+    checks = (
+        AaCheck.objects.filter(subscription__rig_id__in=ids, status__in=[AaStatus.SETTLED, AaStatus.HELD_BACK])
+        .order_by("settled_at", "id")
+        .values_list("subscription__rig_id", "status", "decision", "design", "settled_at")
+    )
+    levels: dict[int, float] = {}
+    for rig_id, alpha in Subscription.objects.filter(rig_id__in=ids).values_list("rig_id", "alpha"):
+        levels[rig_id] = min(alpha, levels.get(rig_id, alpha))
+    tallies: dict[int, list[AaTally]] = {i: [] for i in ids}
+    for rig_id, status, decision, design, settled_at in checks:
+        tallies[rig_id].append(AaTally(status, decision, design, settled_at))
+    return {i: _summary(i, tallies[i], levels.get(i, DEFAULT_ALPHA)) for i in ids}
+
+
+@dataclass(frozen=True)
+class AaTally:
+    status: str
+    decision: str
+    design: str
+    settled_at: datetime | None
+
+
+def _summary(rig_id: int, rows: list[AaTally], level: float) -> RigAaSummary:
+    settled = [r for r in rows if r.status == AaStatus.SETTLED]
+    called = sum(1 for r in settled if r.decision in ("regression", "improvement"))
+    lower, upper = rate_bounds_95(called, len(settled))
+    last = settled[-1] if settled else None
+    return RigAaSummary(
+        rig_id=rig_id,
+        checks=len(settled),
+        called=called,
+        lower_95=lower,
+        upper_95=upper,
+        level=level,
+        held_back=sum(1 for r in rows if r.status == AaStatus.HELD_BACK),
+        design=last.design if last else "",
+        last_at=last.settled_at if last else None,
+    )
