@@ -66,6 +66,8 @@ demo-data:
 	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only; benchmarks/README.md)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_GPU_RIG) $(DEMO_DATA)/gpu/campaign_h200.json
+	# The open-data dump of what was just stored (/data/ serves it; RIGBOARD_DUMP_DIR, pruned to RIGBOARD_DUMP_KEEP).
+	$(BIN)/python manage.py dump_board
 
 lint:
 	$(BIN)/ruff check .

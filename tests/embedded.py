@@ -22,6 +22,7 @@ def embedded_env(tmp_path: Path) -> dict[str, str]:
     }
     env.update(
         DATABASE_URL=f"sqlite:///{tmp_path / 'demo.sqlite3'}",
+        RIGBOARD_DUMP_DIR=str(tmp_path / "dumps"),
         DJANGO_SETTINGS_MODULE="leaderboard.settings",
         PYTHONPATH=str(ROOT),
     )
