@@ -54,16 +54,16 @@ demo-data:
 	$(BIN)/python manage.py import_published
 	$(BIN)/python manage.py import_community
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
-	  --notes "Rigboard's development VM: demo runs measured here (leaderboard/results/demo_data/README.md)" \
+	  --notes "Rigboard's development VM: the demo's runs were measured here, on two cores shared with other work" \
 	  $(DEMO_DATA)/runs/*.json
 	$(BIN)/python manage.py import_llama_bench --rig $(DEMO_RIG) $(DEMO_DATA)/llama-bench/*.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_RIG) $(DEMO_DATA)/campaigns/*.json
 	$(BIN)/python manage.py import_nightly --rig $(DEMO_RIG) $(DEMO_DATA)/nightly/gemma-270m-cpu.json
 	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RIG_2T) --cpu "AMD EPYC (2 cores, no GPU)" \
-	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch (leaderboard/results/demo_data/README.md)" \
+	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch" \
 	  $(DEMO_DATA)/nightly/gemma-270m-cpu-2threads.json
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_GPU_RIG) --cpu "16 cores (a lent NVIDIA H200 machine)" \
-	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only; benchmarks/README.md)" \
+	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only: random weights answer nothing right)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_GPU_RIG) $(DEMO_DATA)/gpu/campaign_h200.json
 

@@ -113,9 +113,11 @@ class LeaderboardFilterForm(forms.Form):
         self.fields["gpu"].choices = _blank_choice([(g, g) for g in options.gpus])  # type: ignore[attr-defined]
         self.fields["rig"].choices = _blank_choice([(r, r) for r in options.rigs])  # type: ignore[attr-defined]
         self.fields["quant"].choices = _blank_choice([(q, q) for q in options.quantizations])  # type: ignore[attr-defined]
-        self.fields["workload"].choices = _blank_choice(  # type: ignore[attr-defined]
-            [(str(pk), label) for pk, label in options.workloads]
-        )
+        # No workload chosen ranks every one together: said so, not "any".
+        self.fields["workload"].choices = [  # type: ignore[attr-defined]
+            ("", "all workloads, mixed"),
+            *[(str(pk), label) for pk, label in options.workloads],
+        ]
 
 
 @dataclass(frozen=True)

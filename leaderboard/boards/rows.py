@@ -252,6 +252,7 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
 def run_label(run: Run) -> str:
     """Return a short human label for charts and headings: ``#12 rig · model quant · engine spec``."""
     spec = run.configuration.speculative_type
-    spec_part = f" {run.configuration.get_speculative_type_display()}" if spec not in ("", "none") else ""
+    # "unknown" is a source that did not say: nothing to print ("vLLM Unknown" read as a product).
+    spec_part = f" {run.configuration.get_speculative_type_display()}" if spec not in ("", "none", "unknown") else ""
     model = f"{run.model_file.name} {run.model_file.quantization}".strip()
     return f"#{run.pk} {run.rig.name} · {model} · {run.stack.get_engine_display()}{spec_part}"

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.boards import views
+from leaderboard.boards import index_views, views
 
 app_name = "boards"
 
@@ -10,7 +10,10 @@ urlpatterns = [
     path("", views.leaderboard, name="leaderboard"),
     path("leaderboard.csv", views.leaderboard_csv, name="leaderboard-csv"),
     path("leaderboard.json", views.leaderboard_json, name="leaderboard-json"),
+    path("rigs/", index_views.rigs, name="rigs"),
     path("rigs/<int:rig_id>/", views.rig_page, name="rig"),
+    path("gpus/", index_views.gpus, name="gpus"),
+    path("models/", index_views.models, name="models"),
     path("gpus/<path:model>/", views.gpu_page, name="gpu"),
     path("models/<int:model_file_id>/", views.model_page, name="model"),
     path("runs/<int:run_id>/", views.run_page, name="run"),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.http import require_GET
@@ -31,6 +31,7 @@ from leaderboard.boards.selectors.concurrency import (
     latency_figures,
     runs_with_levels,
 )
+from leaderboard.boards.selectors.indexes import sweep_runs
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
     leaderboard_view,
@@ -38,6 +39,8 @@ from leaderboard.boards.selectors.leaderboard import (
     rigs_mixing,
     rows_by_ids,
     usd_per_kwh_from,
+    with_default_workload,
+    workload_choices,
 )
 from leaderboard.boards.selectors.noise import NOISE_MARGIN_RULE, rig_spreads, spreads_for
 from leaderboard.boards.selectors.published import (
@@ -79,7 +82,10 @@ COLUMNS = [
 ]
 
 
-def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) -> dict[str, Any]:
+def _board_context(
+    request: HttpRequest, view: LeaderboardView, *, params: QueryDict | None = None, **extra: Any
+) -> dict[str, Any]:
+    params = request.GET if params is None else params
     sort_key = view.sort.lstrip("-")
     return {
         "view": view,
@@ -88,7 +94,7 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
         "ranked_by": SORTS[sort_key][0],
         "ranked_descending": view.sort.startswith("-"),
         "ranked_default": view.sort == DEFAULT_SORT,
-        "params": request.GET,
+        "params": params,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
         "board_figure": board_scatter_figure(view.rows),
@@ -106,7 +112,7 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
         # A ranking across workloads is flagged unless one is chosen.
         "mixed_workloads": (
             len(workloads)
-            if len(workloads := {row.workload for row in view.rows}) > 1 and not request.GET.get("workload")
+            if len(workloads := {row.workload for row in view.rows}) > 1 and not params.get("workload")
             else 0
         ),
         **extra,
@@ -115,9 +121,23 @@ def _board_context(request: HttpRequest, view: LeaderboardView, **extra: Any) ->
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    view = leaderboard_view(request.GET)
-    context = _board_context(request, view)
-    context["cboard"] = concurrency_board(request.GET, view.form)
+    """The leaderboard: one workload ranked (the one with the most runs, unless the
+    address names one, or ``workload=`` for every workload mixed); ranked at N streams
+    with ``?concurrency=N``, over every workload the filters keep."""
+    choices = workload_choices(request.GET)
+    asked_level = bool(request.GET.get("concurrency"))
+    params = with_default_workload(request.GET, [] if asked_level else choices)
+    view = leaderboard_view(params)
+    context = _board_context(
+        request,
+        view,
+        params=params,
+        workload_choices=choices,
+        workload_chosen=params.get("workload", ""),
+        workload_default="workload" not in request.GET and not asked_level,
+        all_runs=sum(c.runs for c in choices),
+    )
+    context["cboard"] = concurrency_board(params, view.form)
     return render(request, "boards/leaderboard.html", context)
 
 
@@ -324,12 +344,14 @@ def concurrency_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def sweeps_page(request: HttpRequest) -> HttpResponse:
+    """Context sweeps overlaid; with no run chosen, the runs that have one, to pick from."""
     runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")), viewer=request.user)
     figure = sweep_figure([chartdata.sweep_series(r) for r in runs])
+    pickable = [] if runs else [(r, run_label(r)) for r in sweep_runs(viewer=request.user)]
     return render(
         request,
         "boards/sweeps.html",
-        {"items": [(r, run_label(r)) for r in runs], "sweep_figure": figure},
+        {"items": [(r, run_label(r)) for r in runs], "sweep_figure": figure, "pickable": pickable},
     )
 
 

@@ -93,7 +93,10 @@
         if (name.length < String(trace.name || "").length) { trace.name = name + " …"; }
       });
     }
-    var drawn = window.Plotly.newPlot(el, figure.data, layout, {responsive: true, displaylogo: false});
+    // On a phone the toolbar (zoom, pan, download) would sit over the legend and the
+    // title at the top right: left out there, where a pinch zooms the page anyway.
+    var config = {responsive: true, displaylogo: false, displayModeBar: el.clientWidth >= 640 ? "hover" : false};
+    var drawn = window.Plotly.newPlot(el, figure.data, layout, config);
     // Marked drawn once the tick labels are untangled (tests and benchmarks wait on it).
     Promise.resolve(drawn).then(function () { return untangle(el); }).then(function () {
       el.setAttribute("data-drawn", "true");

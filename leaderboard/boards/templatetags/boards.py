@@ -18,6 +18,7 @@ from leaderboard.boards import formatting
 from leaderboard.boards.formatting import gpu_url, http_url, markers, source_title
 from leaderboard.boards.speedups import cells, select
 from leaderboard.core.labels import field_label
+from runners.portable import portable_text
 
 register = template.Library()
 
@@ -29,6 +30,8 @@ register.filter("field_label", field_label)
 register.filter("reason_text", formatting.reason_text)
 register.filter("flash_attn_shown", formatting.flash_attn_shown)
 register.filter("cost_label", formatting.cost_label)
+# A recorded command line, log or path as another machine reads it: files by name, no loopback port.
+register.filter("portable", portable_text)
 register.simple_tag(formatting.provenance_badge)
 register.simple_tag(formatting.card_not_stated_badge)
 register.simple_tag(formatting.cost_cell)
