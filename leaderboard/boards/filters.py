@@ -84,6 +84,10 @@ def _blank_choice(choices: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
 
+# "None" and "Unknown" in a menu read as missing values: say what each means.
+_SPEC_MENU = {SpeculativeType.NONE: "off (no drafting)", SpeculativeType.UNKNOWN: "not stated by the source"}
+
+
 class LeaderboardFilterForm(forms.Form):
     gpu = forms.ChoiceField(required=False, label="GPU")
     rig = forms.ChoiceField(required=False)
@@ -94,7 +98,7 @@ class LeaderboardFilterForm(forms.Form):
         label="Speculative",
         # "None" in a menu reads as a missing value: say what it means.
         choices=_blank_choice(
-            [(v, "off (no drafting)" if v == SpeculativeType.NONE else label) for v, label in SpeculativeType.choices]
+            [(v, _SPEC_MENU.get(v, label)) for v, label in SpeculativeType.choices]
         ),
     )
     quant = forms.ChoiceField(required=False, label="Quantization")

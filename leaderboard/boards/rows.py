@@ -107,8 +107,10 @@ class LeaderboardRow:
     @property
     def speculative_shown(self) -> str:
         """Return the speculative type as a cell shows it: '' for none (a bare "None"
-        reads as a missing value)."""
-        return "" if self.speculative_type in ("", SPEC_LABELS[SpeculativeType.NONE]) else self.speculative_type
+        reads as a missing value) and for a source that did not say ("Unknown" beside
+        the engine read as a product: "vLLM Unknown")."""
+        blank = ("", SPEC_LABELS[SpeculativeType.NONE], SPEC_LABELS[SpeculativeType.UNKNOWN])
+        return "" if self.speculative_type in blank else self.speculative_type
 
     @property
     def card_not_stated(self) -> bool:

@@ -29,6 +29,7 @@ from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Confirmation, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
 from leaderboard.results.models import Rig
+from runners.portable import portable_text
 from runners.stats import t_quantile_975
 
 
@@ -247,7 +248,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     return Report(
         verdict=verdict,
         title=title,
-        repo_url=sub.repo_url,
+        # A report is pasted into an upstream issue: the recording rig's paths and ports mean nothing there.
+        repo_url=portable_text(sub.repo_url),
         branch=sub.branch,
         commit_from=verdict.commit_from,
         commit_to=verdict.commit_to,
@@ -258,6 +260,6 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
         bisect_status=verdict.get_bisect_status_display() if verdict.bisect_status else "not bisected",
         answers=answers,
         summary=_summary(answers),
-        llama_server_command=server_line,
-        llama_bench_command=bench_line,
+        llama_server_command=portable_text(server_line),
+        llama_bench_command=portable_text(bench_line),
     )

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription, Verdict
 from leaderboard.results.models import Run
+from runners.portable import portable_text
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,9 @@ def timeline_links_for_rig(*, rig_id: int) -> list[TimelineLink]:
         .order_by("subscription__repo_url", "subscription__branch", "subscription_id", "name", "id")
     )
     return [
-        TimelineLink(r.subscription_id, r.pk, f"{r.name} · {r.subscription.repo_url} @ {r.subscription.branch}")
+        TimelineLink(
+            r.subscription_id, r.pk, f"{r.name} · {portable_text(r.subscription.repo_url)} @ {r.subscription.branch}"
+        )
         for r in refs
     ]
 

@@ -2,10 +2,12 @@
 new visitor (and, for /me/ and the account pages, a signed-in owner) meets it:
 every route of the URL conf that shows a page, with a demo object, plus every
 link from `/`. On each: no sideways scroll, no two tick labels of one chart axis
-overlapping, no chart label outside its chart, no console error, and no visible
-text a visitor cannot read (raw field names, "None", "nan", "-0.0%", internal
-reasons). One demo database (SQLite, the Makefile's own `demo-data`), one server
-and one browser for the session."""
+overlapping, no chart label outside its chart, nothing under a chart's toolbar,
+no console error, no path or loopback port of the recording machine (verbatim
+records included), and no visible text a visitor cannot read (raw field names and
+identifiers, "None", "nan", "-0.0%", a "… Unknown" pair, internal reasons, the
+repository's own file names). One demo database (SQLite, the Makefile's own
+`demo-data`), one server and one browser for the session."""
 
 from __future__ import annotations
 
@@ -31,8 +33,28 @@ WIDTHS = (1400, 390)
 OWNER_EMAIL, OWNER_PASSWORD = "owner@example.org", "a long enough password 42"
 
 # What a visitor must never read: raw field names, Python's None, NaN, a signed zero,
-# the statistics' internal reasons.
-UNREADABLE = re.compile(r"_per_s|\bNone\b|\bnan\b|\bNaN\b|-0\.0%|needs at least")
+# the statistics' internal reasons, "Unknown" beside a name ("vLLM Unknown": a source
+# that did not say), the repository's files and the transcripts' file names.
+UNREADABLE = re.compile(
+    r"_per_s|_pct\b|\bNone\b|\bnan\b|\bNaN\b|-0\.0%|needs at least|\bUnknown\b|\bseed \d{3}\b"
+    r"|\b\d{3}_[0-9a-f]{8,}\.txt\b|(?<![\w/.-])benchmarks/|demo_data|\b[\w/]+\.py\b"
+)
+# A raw identifier: a snake_case name. The configuration keys a reader writes in a rig's
+# TOML or a campaign's space (and sees as such) are words of their own.
+# (A part of a file or URL, "q4_k_m" in gemma-3-270m-q4_k_m.gguf, is not one; nor is a
+# quantization or cache type, q8_0, which is llama.cpp's own name.)
+IDENTIFIER = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w./-])")
+QUANT_NAME = re.compile(r"i?q\d+(?:_[a-z0-9]+)+|[bf]f?\d+")
+CONFIG_KEYS = {
+    "ctx_size", "n_gpu_layers", "cache_type_k", "cache_type_v", "flash_attn", "spec_type", "draft_n_max",
+    "batch_size", "ubatch_size", "tensor_split", "tensor_overrides", "draft_model", "chat_template_kwargs",
+    "extra_args", "n_prompt", "n_gen", "n_depth", "n_threads",
+}  # fmt: skip
+# The address `make demo`'s pages link to themselves by (settings.RIGBOARD_PUBLIC_URL's default).
+PUBLIC_URL = "http://127.0.0.1:8000"
+# A path of the recording machine, or a loopback address's port, anywhere on a page
+# (command lines and logs included: a reader copies those onto their own rig).
+MACHINE_PATH = re.compile(r"(?<![\w.:/])(?:/tmp/|/root/|/home/|/work/|~/)|\.cache/|--port \d|\b(?:127\.0\.0\.1|localhost):(?!PORT)\d")
 
 # The routes with no page to crawl, and why; every other route of the URL conf must
 # be in the crawl (``test_the_crawl_covers_every_page_route``).
@@ -297,9 +319,24 @@ CHECK_PAGE = r"""
       }
     }
   }
+  // A chart's toolbar (zoom, download) must not sit over its legend, title or axis titles.
+  for (const chart of document.querySelectorAll('.js-plotly-plot')) {
+    // (Plotly shows it on hover or a tap: its box counts whatever its opacity now.)
+    const bar = chart.querySelector('.modebar');
+    if (!bar) { continue; }
+    const barBox = bar.getBoundingClientRect();
+    if (!visible(barBox) || getComputedStyle(bar).display === 'none') { continue; }
+    for (const el of chart.querySelectorAll('.legend text, .gtitle, .g-xtitle text, .g-ytitle text, .annotation-text')) {
+      const r = el.getBoundingClientRect();
+      if (visible(r) && el.textContent.trim() && overlap(barBox, r)) {
+        problems.push(`${chart.id || 'a chart'}: "${el.textContent.trim().slice(0, 40)}" under the chart's toolbar`);
+      }
+    }
+  }
   // Words: what is rendered, chart text included; a verbatim record (a command line,
   // a fingerprint's JSON, a log, an article's notes as transcribed) is shown as recorded.
   const words = [];
+  const verbatim = [...document.querySelectorAll('pre, code, textarea')].map(e => e.textContent);
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
@@ -311,7 +348,15 @@ CHECK_PAGE = r"""
     words.push(node.textContent);
   }
   for (const option of document.querySelectorAll('select option')) { words.push(option.textContent); }
-  return {problems, words};
+  const identifiers = [];
+  const walker2 = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker2.nextNode()) {
+    const node = walker2.currentNode;
+    const el = node.parentElement;
+    if (!el || el.closest('pre, code, script, style, noscript, textarea, .notes, .printed, .js-plotly-plot, #swagger-ui')) { continue; }
+    if (node.textContent.trim()) { identifiers.push(node.textContent); }
+  }
+  return {problems, words, verbatim, identifiers};
 }
 """
 
@@ -340,6 +385,17 @@ def check_page(page: Any, url: str, *, words: bool = True) -> list[str]:
             match = UNREADABLE.search(text)
             if match:
                 errors.append(f"unreadable text {match.group(0)!r} in {text.strip()[:120]!r}")
+        for text in found["identifiers"]:
+            raw = [m for m in IDENTIFIER.findall(text) if m not in CONFIG_KEYS and not QUANT_NAME.fullmatch(m)]
+            if raw:
+                errors.append(f"raw identifier {raw[0]!r} in {text.strip()[:120]!r}")
+    # The site's own address (a token page's RIGBOARD_URL, a report's link: RIGBOARD_PUBLIC_URL)
+    # is the visitor's, not the recording machine's.
+    own = (url.split("/")[2], PUBLIC_URL.split("/")[2])
+    for text in [*found["words"], *found["verbatim"]]:
+        match = MACHINE_PATH.search(text.replace(own[0], "SITE").replace(own[1], "SITE"))
+        if match:
+            errors.append(f"a path or port of the recording machine {match.group(0)!r} in {text.strip()[:160]!r}")
     return [f"/{where}: {e}" for e in errors]
 
 
