@@ -97,9 +97,7 @@ class LeaderboardFilterForm(forms.Form):
         required=False,
         label="Speculative",
         # "None" in a menu reads as a missing value: say what it means.
-        choices=_blank_choice(
-            [(v, _SPEC_MENU.get(v, label)) for v, label in SpeculativeType.choices]
-        ),
+        choices=_blank_choice([(v, _SPEC_MENU.get(v, label)) for v, label in SpeculativeType.choices]),
     )
     quant = forms.ChoiceField(required=False, label="Quantization")
     workload = forms.ChoiceField(required=False)

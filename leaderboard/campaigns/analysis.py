@@ -399,7 +399,7 @@ def _model_file(base: Mapping[str, Any], trial: TrialRow, sha256: Mapping[int, s
 def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[str, str]:
     """Return (llama-server command line, rig.toml [server] section) for ``params`` over
     ``base``, portable: the binary and every file by name (``runners.portable``), on
-    llama-server's default port. The recording rig's paths mean nothing on a reader's."""
+    llama-server's default address and port. The recording rig's paths mean nothing on a reader's."""
     config = trial_config(base, params, repetitions=1)
     try:
         server = RigConfig.from_mapping({k: v for k, v in config.items() if k != "service"}).server
@@ -407,7 +407,13 @@ def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[
         return "", ""
     if server is None:
         return "", ""
-    line = portable_command_line(server.argv(port=DEFAULT_PORT))
+    argv = server.argv(port=DEFAULT_PORT)
+    # The harness's loopback address and port are llama-server's defaults: left to them.
+    for flag in ("--host", "--port"):
+        if flag in argv:
+            at = argv.index(flag)
+            del argv[at : at + 2]
+    line = portable_command_line(argv)
     lines = ["[server]"]
     for key, value in config.get("server", {}).items():
         if key in ("startup_timeout_s", "stop_grace_s", "port", "host"):

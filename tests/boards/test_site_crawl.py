@@ -54,7 +54,9 @@ CONFIG_KEYS = {
 PUBLIC_URL = "http://127.0.0.1:8000"
 # A path of the recording machine, or a loopback address's port, anywhere on a page
 # (command lines and logs included: a reader copies those onto their own rig).
-MACHINE_PATH = re.compile(r"(?<![\w.:/])(?:/tmp/|/root/|/home/|/work/|~/)|\.cache/|--port \d|\b(?:127\.0\.0\.1|localhost):(?!PORT)\d")
+MACHINE_PATH = re.compile(
+    r"(?<![\w.:/])(?:/tmp/|/root/|/home/|/work/|~/)|\.cache/|--port \d|\b(?:127\.0\.0\.1|localhost):(?!PORT)\d"
+)
 
 # The routes with no page to crawl, and why; every other route of the URL conf must
 # be in the crawl (``test_the_crawl_covers_every_page_route``).
@@ -124,6 +126,8 @@ print(json.dumps({
     "source": published_sweep.source_id, "phases_source": phases.pk if phases else None,
     "comparison": PublishedComparison.objects.order_by("pk").first().pk,
     "campaign": Campaign.objects.filter(rig=demo_rig).get().pk,
+    "gpu_campaign": Campaign.objects.get(rig__name="lent-h200-demo").pk,
+    "gpu_rig": Rig.objects.get(name="lent-h200-demo").pk,
     "subscription": sub.pk, "reference": sub.reference_configs.get().pk,
     "branch_query": urlencode({"repo": sub.repo_url, "branch": sub.branch}), "owned_subscription": owned_sub.pk,
     "regression": regression.pk,
@@ -190,23 +194,33 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
     """Return, per route name, the demo pages of that route a visitor opens."""
     compare = ",".join(map(str, ids["compare"]))
     pages = {
-        "boards:leaderboard": ["/", "/?sort=-cost", "/?sort=date", "/?failed=on&sort=-tpkwh"],
-        "boards:rig": [f"/rigs/{ids['rig']}/", f"/rigs/{ids['sweep_rig']}/"],
-        "boards:gpu": [f"/gpus/{ids['gpu']}/"],
+        "boards:leaderboard": [
+            "/",
+            "/?sort=-cost",
+            "/?sort=date",
+            "/?failed=on&sort=-tpkwh",
+            "/?workload=all",
+            "/?concurrency=2",
+        ],  # fmt: skip
+        "boards:rig": [f"/rigs/{ids['rig']}/", f"/rigs/{ids['sweep_rig']}/", f"/rigs/{ids['gpu_rig']}/"],
+        "boards:rigs": ["/rigs/"],
+        "boards:gpu": [f"/gpus/{ids['gpu']}/", "/gpus/H200/"],
+        "boards:gpus": ["/gpus/"],
+        "boards:models": ["/models/"],
         "boards:model": [f"/models/{ids['model']}/"],
         "boards:run": [
             f"/runs/{ids[k]}/" for k in ("run", "sweep", "published_sweep", "concurrent", "bench", "reported")
         ],
         # Seed 004's two runs of one figure (249.303 and 249.3): no "-0.0% slower".
         "boards:compare": [f"/compare/?runs={compare}", f"/compare/?runs={ids['same_figure']}"],
-        "boards:sweeps": [f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
+        "boards:sweeps": ["/sweeps/", f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
         "boards:concurrency": ["/concurrency/", f"/concurrency/?runs={ids['concurrent']}"],
         "boards:published-comparisons": ["/published/comparisons/"],
         "boards:published-comparison": [f"/published/comparisons/{ids['comparison']}/"],
         "boards:experiments": ["/published/experiments/"],
         "boards:source": [f"/published/sources/{ids['source']}/"],
         "campaigns:list": ["/campaigns/"],
-        "campaigns:detail": [f"/campaigns/{ids['campaign']}/"],
+        "campaigns:detail": [f"/campaigns/{ids['campaign']}/", f"/campaigns/{ids['gpu_campaign']}/"],
         "campaigns:reported": [f"/campaigns/reported/{ids['phases_source']}/"],
         "regressions:index": ["/regressions/"],
         "regressions:timeline": [f"/regressions/{ids['subscription']}/{ids['reference']}/"],
@@ -326,7 +340,8 @@ CHECK_PAGE = r"""
     if (!bar) { continue; }
     const barBox = bar.getBoundingClientRect();
     if (!visible(barBox) || getComputedStyle(bar).display === 'none') { continue; }
-    for (const el of chart.querySelectorAll('.legend text, .gtitle, .g-xtitle text, .g-ytitle text, .annotation-text')) {
+    const covered = '.legend text, .gtitle, .g-xtitle text, .g-ytitle text, .annotation-text';
+    for (const el of chart.querySelectorAll(covered)) {
       const r = el.getBoundingClientRect();
       if (visible(r) && el.textContent.trim() && overlap(barBox, r)) {
         problems.push(`${chart.id || 'a chart'}: "${el.textContent.trim().slice(0, 40)}" under the chart's toolbar`);
@@ -353,7 +368,8 @@ CHECK_PAGE = r"""
   while (walker2.nextNode()) {
     const node = walker2.currentNode;
     const el = node.parentElement;
-    if (!el || el.closest('pre, code, script, style, noscript, textarea, .notes, .printed, .js-plotly-plot, #swagger-ui')) { continue; }
+    const skipped = 'pre, code, script, style, noscript, textarea, .notes, .printed, .js-plotly-plot, #swagger-ui';
+    if (!el || el.closest(skipped)) { continue; }
     if (node.textContent.trim()) { identifiers.push(node.textContent); }
   }
   return {problems, words, verbatim, identifiers};
