@@ -34,12 +34,12 @@ from leaderboard.boards.selectors.concurrency import (
 from leaderboard.boards.selectors.indexes import sweep_runs
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
+    leaderboard_query,
     leaderboard_view,
     rig_board,
     rigs_mixing,
     rows_by_ids,
     usd_per_kwh_from,
-    with_default_workload,
     workload_choices,
 )
 from leaderboard.boards.selectors.noise import NOISE_MARGIN_RULE, rig_spreads, spreads_for
@@ -83,9 +83,11 @@ COLUMNS = [
 
 
 def _board_context(
-    request: HttpRequest, view: LeaderboardView, *, params: QueryDict | None = None, **extra: Any
+    request: HttpRequest, view: LeaderboardView, *, ranked: QueryDict | None = None, **extra: Any
 ) -> dict[str, Any]:
-    params = request.GET if params is None else params
+    """Return the board's context; ``ranked``: the query the rows were ranked by (the
+    leaderboard's default workload added), when it is not the address's own."""
+    ranked = request.GET if ranked is None else ranked
     sort_key = view.sort.lstrip("-")
     return {
         "view": view,
@@ -94,7 +96,8 @@ def _board_context(
         "ranked_by": SORTS[sort_key][0],
         "ranked_descending": view.sort.startswith("-"),
         "ranked_default": view.sort == DEFAULT_SORT,
-        "params": params,
+        # The links keep what the address says; a default stays a default.
+        "params": request.GET,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
         "board_figure": board_scatter_figure(view.rows),
@@ -112,7 +115,7 @@ def _board_context(
         # A ranking across workloads is flagged unless one is chosen.
         "mixed_workloads": (
             len(workloads)
-            if len(workloads := {row.workload for row in view.rows}) > 1 and not params.get("workload")
+            if len(workloads := {row.workload for row in view.rows}) > 1 and not ranked.get("workload")
             else 0
         ),
         **extra,
@@ -122,22 +125,21 @@ def _board_context(
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
     """The leaderboard: one workload ranked (the one with the most runs, unless the
-    address names one, or ``workload=`` for every workload mixed); ranked at N streams
-    with ``?concurrency=N``, over every workload the filters keep."""
+    address names one, or ``workload=all`` for every workload mixed); ranked at N
+    streams with ``?concurrency=N``, over every workload the filters keep."""
     choices = workload_choices(request.GET)
-    asked_level = bool(request.GET.get("concurrency"))
-    params = with_default_workload(request.GET, [] if asked_level else choices)
-    view = leaderboard_view(params)
+    ranked = leaderboard_query(request.GET, choices)
+    view = leaderboard_view(ranked)
     context = _board_context(
         request,
         view,
-        params=params,
+        ranked=ranked,
         workload_choices=choices,
-        workload_chosen=params.get("workload", ""),
-        workload_default="workload" not in request.GET and not asked_level,
+        workload_chosen=ranked.get("workload", ""),
+        workload_default="workload" not in request.GET and ranked is not request.GET,
         all_runs=sum(c.runs for c in choices),
     )
-    context["cboard"] = concurrency_board(params, view.form)
+    context["cboard"] = concurrency_board(ranked, view.form)
     return render(request, "boards/leaderboard.html", context)
 
 
@@ -198,7 +200,8 @@ def _default_price() -> float:
 
 @require_GET
 def leaderboard_csv(request: HttpRequest) -> HttpResponse:
-    view = leaderboard_view(request.GET)
+    # The rows the leaderboard shows for the same address: its default workload too.
+    view = leaderboard_view(leaderboard_query(request.GET))
     if not view.form.is_valid():
         return HttpResponse(view.form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")
     response = HttpResponse(rows_csv(view.rows), content_type="text/csv; charset=utf-8")
@@ -208,7 +211,8 @@ def leaderboard_csv(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def leaderboard_json(request: HttpRequest) -> JsonResponse:
-    view = leaderboard_view(request.GET)
+    query = leaderboard_query(request.GET)
+    view = leaderboard_view(query)
     if not view.form.is_valid():
         return JsonResponse({"errors": view.form.errors}, status=400)
     meta = {
@@ -217,7 +221,7 @@ def leaderboard_json(request: HttpRequest) -> JsonResponse:
         "per_page": view.per_page,
         "sort": view.sort,
         "usd_per_kwh": view.usd_per_kwh,
-        "filters": {k: v for k, v in request.GET.items() if k not in ("page", "per_page", "sort") and v},
+        "filters": {k: v for k, v in query.items() if k not in ("page", "per_page", "sort") and v},
     }
     return JsonResponse(rows_json(view.rows, meta=meta), json_dumps_params={"ensure_ascii": False})
 

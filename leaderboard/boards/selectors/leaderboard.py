@@ -233,6 +233,16 @@ def with_default_workload(params: QueryDict, choices: list[WorkloadChoice]) -> Q
     return chosen
 
 
+def leaderboard_query(params: QueryDict, choices: list[WorkloadChoice] | None = None) -> QueryDict:
+    """Return the query the leaderboard at ``params`` ranks by: its default workload
+    added (``with_default_workload``) unless a concurrency level is asked for (that
+    board ranks every workload's runs at the level); ``choices``: workload_choices(params)
+    when the caller has them."""
+    if params.get("concurrency"):
+        return with_default_workload(params, [])
+    return with_default_workload(params, workload_choices(params) if choices is None else choices)
+
+
 @dataclass(frozen=True)
 class RigBoard:
     rig: Rig
