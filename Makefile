@@ -44,8 +44,12 @@ DEMO_RIG_2T := rigboard-dev-vm-2threads-demo
 DEMO_GPU_RIG := lent-h200-demo
 DEMO_DATA := leaderboard/results/demo_data
 demo: export DEBUG ?= true
+# Static files as production serves them: collected, compressed, by WhiteNoise
+# (settings.py, RIGBOARD_STATIC_COLLECTED); runserver's own uncompressed handler is off.
+demo: export RIGBOARD_STATIC_COLLECTED ?= true
 demo: install demo-data
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py runserver --nostatic 127.0.0.1:8000
 
 # Idempotent: every step stores nothing twice (tests/test_demo_data.py runs it twice).
 demo-data: export DEBUG ?= true
