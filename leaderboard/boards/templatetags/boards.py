@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils.html import format_html
@@ -175,6 +176,16 @@ def source_name(source: Any) -> str:
     if url:
         link = format_html('{} (<a href="{}" rel="nofollow noopener">article</a>)', link, url)
     return link
+
+
+# The mail backends that print a mail where the site runs instead of sending it.
+_PRINTED_MAIL = ("django.core.mail.backends.console.EmailBackend",)
+
+
+@register.simple_tag
+def mail_printed_here() -> bool:
+    """Return whether mails are printed where the site runs (``make demo``'s console backend), not sent."""
+    return settings.EMAIL_BACKEND in _PRINTED_MAIL
 
 
 @register.simple_tag
