@@ -108,6 +108,7 @@ def _board_context(
                     value=row.decode_tokens_per_s_mean,
                     error=row.decode_tokens_per_s_stdev,
                     detail=row.model_class,
+                    group=row.workload,
                 )
                 for row in view.rows[:15]
             ]
@@ -239,6 +240,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
                 value=row.decode_tokens_per_s_mean,
                 error=row.decode_tokens_per_s_stdev,
                 detail=row.model_class,
+                group=row.workload,
             )
             for row in board.best
         ]

@@ -348,6 +348,26 @@ CHECK_PAGE = r"""
       }
     }
   }
+  // Text a visitor cannot see: its colour on the background it sits on (white on white).
+  const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+  const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  const luminance = ([r, g, b]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  const backdrop = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) { return c; }
+    }
+    return [255, 255, 255];
+  };
+  for (const el of document.querySelectorAll('body *:not(svg):not(svg *)')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !visible(el.getBoundingClientRect()) || getComputedStyle(el).visibility === 'hidden') { continue; }
+    const fg = luminance(rgb(getComputedStyle(el).color)), bg = luminance(backdrop(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < 2) {
+      problems.push(`unreadable colours (contrast ${ratio.toFixed(2)}): "${el.textContent.trim().slice(0, 40)}"`);
+    }
+  }
   // Words: what is rendered, chart text included; a verbatim record (a command line,
   // a fingerprint's JSON, a log, an article's notes as transcribed) is shown as recorded.
   const words = [];
@@ -376,9 +396,11 @@ CHECK_PAGE = r"""
 }
 """
 
+# (The API docs are drawn by Swagger UI: its title block and version badges count too.)
 WAIT_FOR_CHARTS = """
 () => [...document.querySelectorAll('[data-figure]')].filter(e => !e.closest('details:not([open])'))
   .every(e => e.getAttribute('data-drawn') === 'true' || e.classList.contains('chart-empty'))
+  && (!document.getElementById('swagger-ui') || !!document.querySelector('#swagger-ui .info .title small'))
 """
 
 
