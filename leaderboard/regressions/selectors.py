@@ -45,6 +45,8 @@ class TimelinePoint:
     compare_url: str
     first_bad_commit: str
     bisect_label: str
+    # The verdict's id: a regression's report page (regressions:report) is its.
+    verdict_id: int | None = None
 
     @property
     def short_commit(self) -> str:
@@ -121,6 +123,7 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
                 compare_url=verdict.compare_url if verdict else "",
                 first_bad_commit=verdict.first_bad_commit if verdict else "",
                 bisect_label=verdict.get_bisect_status_display() if verdict and verdict.bisect_status else "",
+                verdict_id=verdict.pk if verdict else None,
             )
         )
     return Timeline(subscription=sub, reference=reference, points=points)
