@@ -85,7 +85,10 @@ def _blank_choice(choices: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 # "None" and "Unknown" in a menu read as missing values: say what each means.
-_SPEC_MENU = {SpeculativeType.NONE: "off (no drafting)", SpeculativeType.UNKNOWN: "not stated by the source"}
+_SPEC_MENU: dict[str, str] = {
+    SpeculativeType.NONE: "off (no drafting)",
+    SpeculativeType.UNKNOWN: "not stated by the source",
+}
 
 
 class LeaderboardFilterForm(forms.Form):
