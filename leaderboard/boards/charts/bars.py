@@ -22,6 +22,16 @@ class BarItem:
     group: str = ""
 
 
+def _short_names(groups: Sequence[str]) -> dict[str, str]:
+    """Return each group's name for a legend and a label: a community set's workload
+    without its set ("XiongjieDai/GPU-Benchmarks-on-LLM-Inference: llama-bench tg512 v1"
+    → "llama-bench tg512 v1", the hover keeps it whole), unless two would then read alike."""
+    short = {group: group.rsplit(": ", 1)[-1] for group in groups}
+    if len(set(short.values())) < len(short):
+        return {group: group for group in groups}
+    return short
+
+
 def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> Figure:
     """Return a horizontal bar chart, first item on top, with ±error bars where
     given (seed 004's leaderboard as a picture). Items without a value are left out.
@@ -32,8 +42,10 @@ def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> F
     shown = [item for item in items if item.value is not None]
     groups = list(dict.fromkeys(item.group for item in shown))
     mixed = len(groups) > 1
+    short = _short_names(groups)
     labels = [
-        f"{i + 1}. {esc(item.label)}" + (f" · {esc(item.group)}" if mixed else "") for i, item in enumerate(shown)
+        f"{i + 1}. {esc(item.label)}" + (f" · {esc(short[item.group])}" if mixed else "")
+        for i, item in enumerate(shown)
     ]
     data = []
     for g, group in enumerate(groups):
@@ -41,7 +53,7 @@ def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> F
         bar: dict[str, Any] = {
             "type": "bar",
             "orientation": "h",
-            "name": esc(group) if mixed else "",
+            "name": esc(short[group]) if mixed else "",
             "x": [shown[i].value for i in members],
             "y": [labels[i] for i in members],
             "marker": {"color": color(g)},
@@ -58,12 +70,21 @@ def bar_figure(items: Sequence[BarItem], *, axis_title: str = "decode t/s") -> F
             bar["error_x"] = {"type": "data", "array": [shown[i].error or 0 for i in members], "visible": True}
         data.append(bar)
     layout = base_layout(
-        height=max(220, 40 * len(shown) + 90 + (30 if mixed else 0)),
+        height=max(220, 40 * len(shown) + 90 + (30 * len(groups) if mixed else 0)),
         xaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
         # The ranking's order whatever the group: the categories in rank order, first on top.
         yaxis={"autorange": "reversed", "automargin": True, "categoryorder": "array", "categoryarray": labels},
         showlegend=mixed,
-        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom", "title": {"text": "workload"}},
-        margin={"l": 10, "r": 20, "t": 50 if mixed else 20, "b": 50},
+        # Below the axis, at the foot of the figure: the toolbar takes the top right.
+        legend={
+            "orientation": "h",
+            "x": 0,
+            "xanchor": "left",
+            "y": 0,
+            "yref": "container",
+            "yanchor": "bottom",
+            "title": {"text": "workload"},
+        },  # fmt: skip
+        margin={"l": 10, "r": 20, "t": 20, "b": 50 + (30 * len(groups) if mixed else 0)},
     )
     return {"data": data, "layout": layout}
