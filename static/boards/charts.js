@@ -54,7 +54,9 @@
       return lines.join("<br>");
     });
     layout.yaxis = Object.assign({}, layout.yaxis, {tickmode: "array", tickvals: categories, ticktext: ticktext});
-    layout.height = Math.max(layout.height || 0, categories.length * (most * LINE_PX + 12) + 90);
+    // (90 px for the axis and margins, and whatever a legend below the axis adds to the bottom margin.)
+    var below = Math.max(0, ((layout.margin || {}).b || 0) - 50);
+    layout.height = Math.max(layout.height || 0, categories.length * (most * LINE_PX + 12) + 90 + below);
   }
   function draw(el) {
     var source = document.getElementById(el.getAttribute("data-figure"));
