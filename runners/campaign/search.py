@@ -133,6 +133,23 @@ def best_feasible(direction: str, trials: Sequence[T]) -> T | None:
     return best
 
 
+def confirmation_target(direction: str, trials: Sequence[T]) -> T | None:
+    """Return the trial a campaign measures again when its search ends: the recommended
+    one (``best_feasible``); when every measured trial's answers failed the output check,
+    the fastest of them, whose confirmation is then a speed figure, never a
+    recommendation (the campaign page says so). None when no search trial was measured."""
+    best = best_feasible(direction, trials)
+    if best is not None:
+        return best
+    for trial in trials:
+        pruned = getattr(trial, "pruned", False)
+        if not is_search(trial) or trial.state != "complete" or pruned or trial.value is None:
+            continue
+        if best is None or better_in(direction, trial.value, best.value or 0.0):
+            best = trial
+    return best
+
+
 def prune_history(trials: Sequence[TrialLike]) -> list[list[float]]:
     """Return the per-repetition objective of the complete, not pruned search
     trials: what a new trial's first repetitions are compared with."""

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from leaderboard.campaigns.analysis import FIT_MISS_MAX, FIT_R2_MIN, campaign_analysis, fit_points
-from runners.campaign.search import TrialResult, best_feasible, output_check_failed
+from runners.campaign.search import TrialResult, best_feasible, confirmation_target, output_check_failed
 from runners.portable import has_machine_path, portable_text
 
 BASE = {
@@ -37,7 +37,8 @@ def test_the_fastest_trial_with_wrong_answers_is_neither_confirmed_nor_recommend
         trial(3, 30.0, None, threads=4, model=SPACE["model"][1]),  # no check: not failed
     ]
     assert [output_check_failed(t) for t in trials] == [False, True, False]
-    assert best_feasible("maximize", trials).number == 3  # what the rig confirms
+    assert best_feasible("maximize", trials).number == 3  # what is recommended
+    assert confirmation_target("maximize", trials).number == 3  # and what the rig confirms: the same trial
     analysis = campaign_analysis({"objective": "decode_tokens_per_s", "space": SPACE}, trials, base=BASE,
                                  model_sha256={3: "ab" * 32})  # fmt: skip
     assert analysis.best is not None and analysis.best["number"] == 3 and analysis.withheld is None
@@ -49,6 +50,8 @@ def test_when_every_measured_trial_failed_its_check_nothing_is_recommended() -> 
     trials.append(TrialResult(4, {"threads": 2}, value=34.0, samples=[34.0] * 3, role="confirmation",
                               metrics={"output_ok_fraction": 0.0}))  # fmt: skip
     spec = {"objective": "decode_tokens_per_s", "space": {"threads": [1, 2, 4]}, "confirm_repetitions": 3}
+    # The rig still measures the fastest again: a speed figure, confirmed as such.
+    assert best_feasible("maximize", trials) is None and confirmation_target("maximize", trials).number == 2
     analysis = campaign_analysis(spec, trials, base=BASE)
     assert analysis.best is None and analysis.command_line == "" and analysis.server_toml == ""
     assert analysis.withheld == {
