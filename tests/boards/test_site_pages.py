@@ -308,7 +308,7 @@ def test_a_run_with_failed_output_checks_is_left_out_of_the_default_ranking(clie
     assert run_ids_in(default) == [good.pk]
     assert re.search(r'<a href="\?failed=on" id="show-failed">show them</a>', default)
     assert run_ids_in(shown) == [broken.pk, good.pk]
-    row = re.search(rf'value="{broken.pk}".*?</tr>', shown, re.S).group(0)
+    row = re.search(rf'name="runs" value="{broken.pk}".*?</tr>', shown, re.S).group(0)
     assert 'class="badge failed"' in row
     run_html = client.get(f"/runs/{broken.pk}/").text
     assert 'id="failed-note"' in run_html and "left out of the default leaderboard ranking" in run_html
