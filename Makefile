@@ -44,8 +44,12 @@ DEMO_RIG_2T := rigboard-dev-vm-2threads-demo
 DEMO_GPU_RIG := lent-h200-demo
 DEMO_DATA := leaderboard/results/demo_data
 demo: export DEBUG ?= true
+# Static files as production serves them: collected, compressed, by WhiteNoise
+# (settings.py, RIGBOARD_STATIC_COLLECTED); runserver's own uncompressed handler is off.
+demo: export RIGBOARD_STATIC_COLLECTED ?= true
 demo: install demo-data
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py runserver --nostatic 127.0.0.1:8000
 
 # Idempotent: every step stores nothing twice (tests/test_demo_data.py runs it twice).
 demo-data: export DEBUG ?= true
@@ -54,16 +58,16 @@ demo-data:
 	$(BIN)/python manage.py import_published
 	$(BIN)/python manage.py import_community
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
-	  --notes "Rigboard's development VM: demo runs measured here (leaderboard/results/demo_data/README.md)" \
+	  --notes "Rigboard's development VM: the demo's runs were measured here, on two cores shared with other work" \
 	  $(DEMO_DATA)/runs/*.json
 	$(BIN)/python manage.py import_llama_bench --rig $(DEMO_RIG) $(DEMO_DATA)/llama-bench/*.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_RIG) $(DEMO_DATA)/campaigns/*.json
 	$(BIN)/python manage.py import_nightly --rig $(DEMO_RIG) $(DEMO_DATA)/nightly/gemma-270m-cpu.json
 	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RIG_2T) --cpu "AMD EPYC (2 cores, no GPU)" \
-	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch (leaderboard/results/demo_data/README.md)" \
+	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch" \
 	  $(DEMO_DATA)/nightly/gemma-270m-cpu-2threads.json
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_GPU_RIG) --cpu "16 cores (a lent NVIDIA H200 machine)" \
-	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only; benchmarks/README.md)" \
+	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only: random weights answer nothing right)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_GPU_RIG) $(DEMO_DATA)/gpu/campaign_h200.json
 	# The open-data dump of what was just stored (/data/ serves it; RIGBOARD_DUMP_DIR, pruned to RIGBOARD_DUMP_KEEP).

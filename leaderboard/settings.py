@@ -166,16 +166,25 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Static files are served by WhiteNoise, compressed (gzip beside each file, and
+# brotli when the brotli package is installed), from what collectstatic wrote (with
+# hashed names, used when DEBUG is off): always in production (the Dockerfile collects them), and
+# under DEBUG when RIGBOARD_STATIC_COLLECTED is set (`make demo` collects them and
+# runs runserver --nostatic). Otherwise, under DEBUG (the tests, a developer's
+# runserver), they are read from the source folders as they are edited, uncompressed.
+STATIC_COLLECTED = env_bool("RIGBOARD_STATIC_COLLECTED", False)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
-            if DEBUG
+            if DEBUG and not STATIC_COLLECTED
             else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },
 }
+WHITENOISE_USE_FINDERS = DEBUG and not STATIC_COLLECTED
+WHITENOISE_AUTOREFRESH = DEBUG and not STATIC_COLLECTED
 
 # A run with 10 samples and 8 sweep points is ~10 KB; 1 MiB leaves room for a
 # long server log tail while stopping abuse. Larger bodies get 413.

@@ -110,8 +110,10 @@ class LeaderboardRow:
     @property
     def speculative_shown(self) -> str:
         """Return the speculative type as a cell shows it: '' for none (a bare "None"
-        reads as a missing value)."""
-        return "" if self.speculative_type in ("", SPEC_LABELS[SpeculativeType.NONE]) else self.speculative_type
+        reads as a missing value) and for a source that did not say ("Unknown" beside
+        the engine read as a product: "vLLM Unknown")."""
+        blank = ("", SPEC_LABELS[SpeculativeType.NONE], SPEC_LABELS[SpeculativeType.UNKNOWN])
+        return "" if self.speculative_type in blank else self.speculative_type
 
     @property
     def card_not_stated(self) -> bool:
@@ -281,6 +283,7 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
 def run_label(run: Run) -> str:
     """Return a short human label for charts and headings: ``#12 rig · model quant · engine spec``."""
     spec = run.configuration.speculative_type
-    spec_part = f" {run.configuration.get_speculative_type_display()}" if spec not in ("", "none") else ""
+    # "unknown" is a source that did not say: nothing to print ("vLLM Unknown" read as a product).
+    spec_part = f" {run.configuration.get_speculative_type_display()}" if spec not in ("", "none", "unknown") else ""
     model = f"{run.model_file.name} {run.model_file.quantization}".strip()
     return f"#{run.pk} {run.rig.name} · {model} · {run.stack.get_engine_display()}{spec_part}"

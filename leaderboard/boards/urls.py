@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.boards import bound_views, views, views_exports
+from leaderboard.boards import bound_views, index_views, views, views_exports
 
 app_name = "boards"
 
@@ -11,7 +11,10 @@ urlpatterns = [
     path("leaderboard.csv", views_exports.leaderboard_csv, name="leaderboard-csv"),
     path("leaderboard.json", views_exports.leaderboard_json, name="leaderboard-json"),
     path("leaderboard.ndjson", views_exports.leaderboard_ndjson, name="leaderboard-ndjson"),
+    path("rigs/", index_views.rigs, name="rigs"),
     path("rigs/<int:rig_id>/", views.rig_page, name="rig"),
+    path("gpus/", index_views.gpus, name="gpus"),
+    path("models/", index_views.models, name="models"),
     path("gpus/<path:model>/", views.gpu_page, name="gpu"),
     path("models/<int:model_file_id>/", views.model_page, name="model"),
     path("runs/<int:run_id>/", views.run_page, name="run"),

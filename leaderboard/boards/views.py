@@ -33,13 +33,16 @@ from leaderboard.boards.selectors.concurrency import (
     latency_figures,
     runs_with_levels,
 )
+from leaderboard.boards.selectors.indexes import sweep_runs
 from leaderboard.boards.selectors.leaderboard import (
     LeaderboardView,
+    leaderboard_query,
     leaderboard_view,
     rig_board,
     rigs_mixing,
     rows_by_ids,
     usd_per_kwh_from,
+    workload_choices,
 )
 from leaderboard.boards.selectors.noise import NOISE_MARGIN_RULE, rig_spreads, spreads_for
 from leaderboard.boards.selectors.published import (
@@ -83,18 +86,23 @@ COLUMNS = [
 
 
 def _board_context(
-    request: HttpRequest, view: LeaderboardView, *, export_params: QueryDict | None = None, **extra: Any
+    request: HttpRequest, view: LeaderboardView, *, ranked: QueryDict | None = None, **extra: Any
 ) -> dict[str, Any]:
+    """Return the board's context; ``ranked``: the query the rows were ranked by (the
+    leaderboard's default workload added), when it is not the address's own."""
+    ranked = request.GET if ranked is None else ranked
     sort_key = view.sort.lstrip("-")
     return {
         "view": view,
-        # The query the view was ranked with: a GPU or model page adds its own filter.
-        "export_params": request.GET if export_params is None else export_params,
+        # The query the view was ranked with (a GPU or model page adds its own filter,
+        # the leaderboard its default workload): the exports export what the page ranks.
+        "export_params": ranked,
         "columns": COLUMNS,
         "sorts": [(key, label) for key, (label, _) in SORTS.items()],
         "ranked_by": SORTS[sort_key][0],
         "ranked_descending": view.sort.startswith("-"),
         "ranked_default": view.sort == DEFAULT_SORT,
+        # The links keep what the address says; a default stays a default.
         "params": request.GET,
         "default_price": _default_price(),
         "timeline_links": timeline_links_for_runs(run_ids=[row.run_id for row in view.rows]),
@@ -107,6 +115,7 @@ def _board_context(
                     value=row.decode_tokens_per_s_mean,
                     error=row.decode_tokens_per_s_stdev,
                     detail=row.model_class,
+                    group=row.workload,
                 )
                 for row in view.rows[:15]
             ]
@@ -114,7 +123,7 @@ def _board_context(
         # A ranking across workloads is flagged unless one is chosen.
         "mixed_workloads": (
             len(workloads)
-            if len(workloads := {row.workload for row in view.rows}) > 1 and not request.GET.get("workload")
+            if len(workloads := {row.workload for row in view.rows}) > 1 and not ranked.get("workload")
             else 0
         ),
         **extra,
@@ -123,9 +132,22 @@ def _board_context(
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    view = leaderboard_view(request.GET)
-    context = _board_context(request, view)
-    context["cboard"] = concurrency_board(request.GET, view.form)
+    """The leaderboard: one workload ranked (the one with the most runs, unless the
+    address names one, or ``workload=all`` for every workload mixed); ranked at N
+    streams with ``?concurrency=N``, over every workload the filters keep."""
+    choices = workload_choices(request.GET)
+    ranked = leaderboard_query(request.GET, choices)
+    view = leaderboard_view(ranked)
+    context = _board_context(
+        request,
+        view,
+        ranked=ranked,
+        workload_choices=choices,
+        workload_chosen=ranked.get("workload", ""),
+        workload_default="workload" not in request.GET and ranked is not request.GET,
+        all_runs=sum(c.runs for c in choices),
+    )
+    context["cboard"] = concurrency_board(ranked, view.form)
     return render(request, "boards/leaderboard.html", context)
 
 
@@ -137,9 +159,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     params = request.GET.copy()
     params["gpu"] = model
     view = leaderboard_view(params)
-    context = _board_context(
-        request, view, export_params=params, scope_title=model, scope_kind="GPU", scope_param="gpu"
-    )
+    context = _board_context(request, view, ranked=params, scope_title=model, scope_kind="GPU", scope_param="gpu")
     context["llama_bench_places"] = gpu_bench_places(gpu=model)
     context.update(gpu_bound_context(gpu=model, viewer=request.user))
     context["mixed_rigs"] = rigs_mixing(gpu=model)
@@ -159,7 +179,7 @@ def model_page(request: HttpRequest, model_file_id: int) -> HttpResponse:
     context = _board_context(
         request,
         view,
-        export_params=params,
+        ranked=params,
         scope_title=title,
         scope_kind="Model file",
         scope_param="model_file",
@@ -206,6 +226,7 @@ def rig_page(request: HttpRequest, rig_id: int) -> HttpResponse:
                 value=row.decode_tokens_per_s_mean,
                 error=row.decode_tokens_per_s_stdev,
                 detail=row.model_class,
+                group=row.workload,
             )
             for row in board.best
         ]
@@ -323,12 +344,14 @@ def concurrency_page(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def sweeps_page(request: HttpRequest) -> HttpResponse:
+    """Context sweeps overlaid; with no run chosen, the runs that have one, to pick from."""
     runs = runs_for_compare(run_ids=parse_run_ids(request.GET.getlist("runs")), viewer=request.user)
     figure = sweep_figure([chartdata.sweep_series(r) for r in runs])
+    pickable = [] if runs else [(r, run_label(r)) for r in sweep_runs(viewer=request.user)]
     return render(
         request,
         "boards/sweeps.html",
-        {"items": [(r, run_label(r)) for r in runs], "sweep_figure": figure},
+        {"items": [(r, run_label(r)) for r in runs], "sweep_figure": figure, "pickable": pickable},
     )
 
 

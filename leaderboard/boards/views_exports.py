@@ -10,13 +10,14 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.http import require_GET
 
 from leaderboard.boards.exports import rows_csv, rows_json, rows_ndjson
-from leaderboard.boards.selectors.leaderboard import export_rows, leaderboard_export
+from leaderboard.boards.selectors.leaderboard import export_rows, leaderboard_export, leaderboard_query
 
 
 def _export(request: HttpRequest, kind: str) -> HttpResponseBase:
     """Stream the whole filtered set the leaderboard for the request's query string
-    ranks (every page), as ``kind``: csv, json or ndjson; a bad filter is a 400 naming it."""
-    export = leaderboard_export(request.GET)
+    ranks (every page, its default workload too), as ``kind``: csv, json or ndjson; a bad
+    filter is a 400 naming it."""
+    export = leaderboard_export(leaderboard_query(request.GET))
     if export.ids is None:
         if kind == "csv":
             return HttpResponse(export.form.errors.as_text(), status=400, content_type="text/plain; charset=utf-8")

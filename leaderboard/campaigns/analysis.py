@@ -15,16 +15,23 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from leaderboard.campaigns.pareto import ParetoTrial, front_summary, pareto_points
-from leaderboard.core.fits import best_fit, fit_ceiling, fit_power, printed_fit
+from leaderboard.core.fits import PowerFit, best_fit, fit_ceiling, fit_power, printed_fit
+from leaderboard.core.labels import field_label
 from leaderboard.results.published_data import PUBLISHED_RESULTS
 from runners.campaign.confirm import confirmation_summary
-from runners.campaign.search import best_feasible, is_search
+from runners.campaign.search import best_feasible, is_search, output_check_failed
 from runners.campaign.spec import OBJECTIVES
 from runners.campaign.trial import trial_config
-from runners.config import RigConfig, command_line_text
+from runners.config import RigConfig
+from runners.portable import DEFAULT_PORT, file_name, portable_command_line, portable_text
 from runners.stats import significance
 
 ALPHA = 0.05
+# A fit explains its points when it accounts for this much of their variance (R² on y)
+# and misses none of them by more than this share: a curve that predicts 750 t/s
+# where 522 was measured (R² 0.389) is not a law of that data, whatever its formula.
+FIT_R2_MIN = 0.9
+FIT_MISS_MAX = 0.25
 SEED_003 = "003"
 # How seed 003's notes give the number of points its fit was made over.
 _FITTED_OVER = re.compile(r"over the (\d+) data points")
@@ -82,6 +89,11 @@ class Analysis:
     published_fit: dict[str, Any] = field(default_factory=lambda: dict(seed_003_fit()))
     command_line: str = ""
     server_toml: str = ""
+    # The recommended model file by name and sha256 (the command line names the file only).
+    model_file: dict[str, str] | None = None
+    # When measured trials exist but none may be recommended (every one failed its
+    # output check): {measured, fastest: {number, value, params}}; None otherwise.
+    withheld: dict[str, Any] | None = None
     # The best trial measured again in full (runners.campaign.confirm); None before.
     confirmation: dict[str, Any] | None = None
 
@@ -99,13 +111,21 @@ def campaign_analysis(
     *,
     base: Mapping[str, Any] | None = None,
     derived_x: Mapping[str, Mapping[int, float]] | None = None,
+    model_sha256: Mapping[int, str] | None = None,
 ) -> Analysis:
     """Return the analysis of ``trials`` under the campaign ``spec`` (CampaignSpec.as_dict()).
 
     ``trials`` are the ones to analyse (the caller picks, e.g. search trials only).
     ``derived_x`` adds fits over figures that are not parameters, by name and trial
-    number (``MODEL_GB_IN_RAM``: what ``model_gb_in_ram`` gives for each trial)."""
+    number (``MODEL_GB_IN_RAM``: what ``model_gb_in_ram`` gives for each trial).
+    ``model_sha256``: each trial's model file's sha256 (from its run), by trial number,
+    so the recommendation names the file a reader can check.
+
+    The recommendation is ``best_feasible``'s trial: never one whose answers failed the
+    output check. When every measured trial failed it, ``best`` is None and ``withheld``
+    says so, with the fastest of them as a speed figure only."""
     confirmation = confirmation_summary(spec, trials)
+    confirming = next((t for t in trials if not is_search(t)), None)
     trials = [t for t in trials if is_search(t)]  # the search's figures never count the confirmation run
     direction = OBJECTIVES.get(str(spec.get("objective")), "maximize")
     space: dict[str, list[Any]] = spec.get("space") or {}
@@ -130,6 +150,21 @@ def campaign_analysis(
         out.best = {"number": chosen.number, "value": chosen.value, "params": chosen.params}
         if base:
             out.command_line, out.server_toml = recommendation(base, chosen.params)
+            out.model_file = _model_file(base, chosen, model_sha256 or {})
+    elif ok and all(output_check_failed(t) for t in ok):
+        fastest = ok[0]
+        for t in ok[1:]:
+            if _better(direction, float(t.value or 0), float(fastest.value or 0)):
+                fastest = t
+        out.withheld = {
+            "measured": len(ok),
+            "fastest": {
+                "number": fastest.number,
+                "value": fastest.value,
+                "params": {k: _shown(v) for k, v in fastest.params.items()},
+            },
+            "confirmation_answers_failed": confirming is not None and output_check_failed(confirming),
+        }
     out.effects = _effects(space, ok)
     out.highlights = _highlights(out.effects, direction)
     points = pareto_points(trials, maximize=direction == "maximize")
@@ -207,7 +242,7 @@ def _highlights(effects: Sequence[Mapping[str, Any]], direction: str, *, count: 
 
 
 def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> list[str]:
-    """Return sentences like "ctx_size ≥ 20000000 failed (out_of_memory); ≤ 2048 ran"."""
+    """Return sentences like "ctx_size ≥ 20000000 failed (out of memory); ≤ 2048 ran"."""
     lines = []
     for name, values in space.items():
         numeric = [v for v in values if isinstance(v, int | float)]
@@ -219,7 +254,9 @@ def _boundary(space: Mapping[str, list[Any]], trials: Sequence[TrialRow]) -> lis
             continue
         low_fail = min(failed)
         if low_fail > max(ran):
-            kinds = sorted({t.failure_kind for t in trials if t.state == "failed" and t.params.get(name) == low_fail})
+            kinds = sorted(
+                {field_label(t.failure_kind) for t in trials if t.state == "failed" and t.params.get(name) == low_fail}
+            )
             lines.append(f"{name} ≥ {low_fail} failed ({', '.join(kinds)}); ≤ {max(ran)} ran")
     return lines
 
@@ -266,7 +303,7 @@ def _failing_combinations(space: Mapping[str, list[Any]], trials: Sequence[Trial
         if any(numbers <= seen for seen in covered) or (len(numbers) == 1 and explanations[numbers] > 1):
             continue
         covered.append(numbers)
-        kinds = ", ".join(sorted({t.failure_kind for t in matched if t.failure_kind}))
+        kinds = ", ".join(sorted({field_label(t.failure_kind) for t in matched if t.failure_kind}))
         what = " with ".join(f"{n} = {v}" for n, v in condition)
         ran_alone = len(condition) == 2 and all(any(t.state == "complete" for t in had((c,))) for c in condition)
         alone = "; each ran without the other" if ran_alone else ""
@@ -309,12 +346,32 @@ def fit_points(name: str, pairs: Sequence[tuple[float, float]]) -> dict[str, Any
     if chosen is None:
         return None
     others = [f for f in fits if f is not chosen]
+    miss = worst_miss(chosen, pairs)
     return {
         **chosen.as_dict(),
         "formula": chosen.formula(),
         "alternative": {**others[0].as_dict(), "formula": others[0].formula()} if others else None,
         "points": [{"x": x, "y": y} for x, y in pairs],
+        "worst_miss": miss,
+        "explains": chosen.r2 is not None
+        and chosen.r2 >= FIT_R2_MIN
+        and (miss is None or abs(miss["miss"]) <= FIT_MISS_MAX),
     }
+
+
+def worst_miss(fit: PowerFit, pairs: Sequence[tuple[float, float]]) -> dict[str, float] | None:
+    """Return the measured point the curve misses most, relative to the measured value:
+    {x, measured, predicted, miss} (``miss`` a share: +0.44 is 44% above); None when the
+    curve predicts no point (every x outside its domain)."""
+    worst: dict[str, float] | None = None
+    for x, y in pairs:
+        predicted = fit.predict(x)
+        if predicted is None or y <= 0:
+            continue
+        miss = predicted / y - 1
+        if worst is None or abs(miss) > abs(worst["miss"]):
+            worst = {"x": x, "measured": y, "predicted": predicted, "miss": miss}
+    return worst
 
 
 def _numeric_pairs(name: str, ok: Sequence[TrialRow]) -> list[tuple[float, float]]:
@@ -326,8 +383,23 @@ def _numeric_pairs(name: str, ok: Sequence[TrialRow]) -> list[tuple[float, float
     ]  # fmt: skip
 
 
+def _shown(value: Any) -> Any:
+    """Return a parameter's value as a page shows it: a path by its file name."""
+    return file_name(value) if isinstance(value, str) else value
+
+
+def _model_file(base: Mapping[str, Any], trial: TrialRow, sha256: Mapping[int, str]) -> dict[str, str] | None:
+    """Return the recommended trial's model file as {name, sha256} ('' when its run did not say)."""
+    model = trial.params.get("model") or (base.get("server") or {}).get("model")
+    if not isinstance(model, str) or not model:
+        return None
+    return {"name": file_name(model), "sha256": sha256.get(trial.number, "")}
+
+
 def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[str, str]:
-    """Return (llama-server command line, rig.toml [server] section) for ``params`` over ``base``."""
+    """Return (llama-server command line, rig.toml [server] section) for ``params`` over
+    ``base``, portable: the binary and every file by name (``runners.portable``), on
+    llama-server's default address and port. The recording rig's paths mean nothing on a reader's."""
     config = trial_config(base, params, repetitions=1)
     try:
         server = RigConfig.from_mapping({k: v for k, v in config.items() if k != "service"}).server
@@ -335,13 +407,19 @@ def recommendation(base: Mapping[str, Any], params: Mapping[str, Any]) -> tuple[
         return "", ""
     if server is None:
         return "", ""
-    line = command_line_text(server.argv(port=8080))
+    argv = server.argv(port=DEFAULT_PORT)
+    # The harness's loopback address and port are llama-server's defaults: left to them.
+    for flag in ("--host", "--port"):
+        if flag in argv:
+            at = argv.index(flag)
+            del argv[at : at + 2]
+    line = portable_command_line(argv)
     lines = ["[server]"]
     for key, value in config.get("server", {}).items():
         if key in ("startup_timeout_s", "stop_grace_s", "port", "host"):
             continue
         lines.append(f"{key} = {_toml(value)}")
-    return line, "\n".join(lines)
+    return line, portable_text("\n".join(lines))
 
 
 def _toml(value: Any) -> str:

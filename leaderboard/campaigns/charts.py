@@ -96,7 +96,8 @@ def parallel_figure(spec: Mapping[str, Any], trials: Sequence[Any], *, objective
 
 def fit_figure(fit: Mapping[str, Any], objective: str) -> dict[str, Any]:
     """Return the trials' points with the chosen fit drawn over them (solid) and the
-    other form (dotted), each named with its formula and R²."""
+    other form (dotted), each named with its formula and R²; the points alone when
+    the fit does not explain them (``explains`` false: analysis.fit_points)."""
     xs = [p["x"] for p in fit["points"]]
     low, high = min(xs), max(xs)
     curve_x = [low + (high - low) * i / 60 for i in range(61)]
@@ -105,7 +106,7 @@ def fit_figure(fit: Mapping[str, Any], objective: str) -> dict[str, Any]:
          "marker": {"color": "#1f77b4"}},
     ]  # fmt: skip
     for shown, dash in ((fit, "solid"), (fit.get("alternative"), "dot")):
-        if shown:
+        if shown and fit.get("explains", True):
             line = {"dash": dash, "color": FRONT if dash == "solid" else DOMINATED}
             data.append(power_law_trace(PowerFit.from_dict(shown), curve_x, line=line))
     return {

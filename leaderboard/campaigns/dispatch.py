@@ -24,7 +24,7 @@ from leaderboard.jobs.models import BenchmarkJob, JobKind, JobStatus
 from leaderboard.jobs.services import job_abort, jobs_enqueue
 from leaderboard.results.models import Run
 from runners.campaign.figures import SAMPLE_FIELDS
-from runners.campaign.search import Search, best_feasible, prune_history
+from runners.campaign.search import Search, confirmation_target, prune_history
 from runners.campaign.settle import TrialEnd, trial_settle
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.trial import trial_asks, trial_config
@@ -99,7 +99,7 @@ def campaign_advance(*, campaign_id: int, created_by: Any = None) -> Trial | Non
             if proposal is not None:
                 return _dispatch_trial(campaign, spec, len(trials) + 1, proposal[1], created_by=created_by)
             done = "every point of the space was measured"
-        best = best_feasible(spec.direction, searched)
+        best = confirmation_target(spec.direction, searched)
         confirmed = any(t.role == TrialRole.CONFIRMATION for t in trials)
         if spec.confirm_repetitions and best is not None and not confirmed:
             return _dispatch_trial(

@@ -17,6 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from runners.campaign.search import output_check_failed
+from runners.portable import file_name
+
 
 class ParetoTrial(Protocol):
     number: int
@@ -48,8 +51,7 @@ def candidate(trial: ParetoTrial) -> bool:
     """Return whether ``trial`` may be on the front: measured, and its output check not failed."""
     if trial.state != "complete" or _number(trial.value) is None:
         return False
-    ok = _number(trial.metrics.get("output_ok_fraction"))
-    return ok is None or ok >= 1.0
+    return not output_check_failed(trial)
 
 
 def _key(trial: ParetoTrial, maximize: bool) -> tuple[float, float, float]:
@@ -113,7 +115,7 @@ def front_summary(
 
 
 def _file(path: str) -> str:
-    return path.rsplit("/", 1)[-1]
+    return file_name(path)
 
 
 def _figure(value: float | None, unit: str = "") -> str:

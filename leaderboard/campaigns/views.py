@@ -11,7 +11,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.text import slugify
 
-from leaderboard.campaigns.analysis import MODEL_GB_IN_RAM, Analysis, campaign_analysis, model_gb_in_ram
+from leaderboard.campaigns.analysis import (
+    FIT_MISS_MAX,
+    FIT_R2_MIN,
+    MODEL_GB_IN_RAM,
+    SEED_003,
+    Analysis,
+    campaign_analysis,
+    model_gb_in_ram,
+)
 from leaderboard.campaigns.charts import best_so_far_figure, fit_figure, parallel_figure, pareto_figure
 from leaderboard.campaigns.models import Campaign, Trial
 from leaderboard.campaigns.pareto import candidate as pareto_candidate
@@ -23,7 +31,9 @@ from leaderboard.campaigns.selectors import (
     reported_source_list,
 )
 from leaderboard.core.labels import field_label
+from leaderboard.results.models import Source
 from runners.campaign.spec import OBJECTIVES
+from runners.portable import file_name, portable_text
 
 
 def campaign_list(request: HttpRequest) -> HttpResponse:
@@ -45,7 +55,11 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = campaign_get_visible(campaign_id=campaign_id, viewer=request.user)
     trials = campaign_trials(campaign=campaign, with_runs=True)
     analysis = campaign_analysis(
-        campaign.spec, trials, base=campaign.base_config, derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)}
+        campaign.spec,
+        trials,
+        base=campaign.base_config,
+        derived_x={MODEL_GB_IN_RAM: _gb_in_ram(campaign, trials)},
+        model_sha256={t.number: t.run.model_file.sha256 for t in trials if t.run is not None},
     )
     objective = str(campaign.spec.get("objective", ""))
     # The objective as a visitor reads it: "decode t/s", not decode_tokens_per_s.
@@ -80,7 +94,12 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "measured_count": len(measured),
             "failed_check_count": len(failed_checks),
             "direction": OBJECTIVES.get(objective, "maximize"),
-            "spec_json": json.dumps(campaign.spec, indent=1),
+            "fit_r2_min": FIT_R2_MIN,
+            "fit_miss_max_pct": round(FIT_MISS_MAX * 100),
+            # The article whose printed fit is shown beside the campaign's own.
+            "published_source": Source.objects.filter(key__startswith=SEED_003).only("pk", "title").first(),
+            # The definition as a reader can reuse it: files by name, not the recording rig's paths.
+            "spec_json": portable_text(json.dumps(campaign.spec, indent=1, ensure_ascii=False)),
         },
     )
 
@@ -106,12 +125,17 @@ def _gb_in_ram(campaign: Campaign, trials: list[Trial]) -> dict[int, float]:
     return out
 
 
+def _shown(value: Any) -> Any:
+    # A model file is told by its name (the sha256 is on its run's page), not the rig's path.
+    return file_name(value) if isinstance(value, str) else value
+
+
 def _row(trial: Trial, analysis: Analysis, parameters: list[str]) -> dict[str, Any]:
     # One cell per parameter of the space, in the header's order (a trial's own
     # params may be ordered differently, or lack one).
     return {
         "trial": trial,
-        "params": [trial.params.get(name) for name in parameters],
+        "params": [_shown(trial.params.get(name)) for name in parameters],
         "perplexity": trial.metrics.get("perplexity"),
         "vram": trial.metrics.get("vram_peak_mib"),
         "pareto": trial.number in analysis.pareto,

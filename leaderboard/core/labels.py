@@ -14,6 +14,11 @@ FIELD_LABELS = {
     "output_tokens_per_s": "output t/s",
     "ttft_ms": "TTFT ms",
     "itl_ms": "inter-token ms",
+    "tokens_per_kwh": "tokens/kWh",
+    "vram_peak_mib": "peak VRAM MiB",
+    "gain_pct": "gain %",
+    "output_ok_fraction": "answers passing the output check",
+    "perplexity_margin_pct": "perplexity margin %",
 }
 _PERCENTILE_FIELD = re.compile(r"^(?P<base>.+)_p(?P<q>\d+)$")
 

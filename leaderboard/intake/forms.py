@@ -14,12 +14,27 @@ class RigForm(forms.ModelForm):
     class Meta:
         model = Rig
         fields = ["owner_name", "cpu", "cpu_cores", "ram_gb", "os", "kernel", "driver_version", "cuda_version", "notes"]
+        # Every field in words (the model's names read "Ram gb", "Os").
+        labels = {
+            "owner_name": "Owner (shown on the rig's page)",
+            "cpu": "CPU",
+            "cpu_cores": "CPU cores",
+            "ram_gb": "RAM (GB)",
+            "os": "Operating system",
+            "kernel": "Kernel",
+            "driver_version": "GPU driver version",
+            "cuda_version": "CUDA version",
+            "notes": "Notes",
+        }
+        widgets = {"notes": forms.Textarea(attrs={"rows": 3})}
 
 
 class RigRegisterForm(RigForm):
-    name = forms.SlugField(max_length=200, help_text="Letters, digits, - and _; your runs name it.")
+    name = forms.SlugField(label="Rig name", max_length=200, help_text="Letters, digits, - and _; your runs name it.")
     gpus = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 2}),
+        label="GPUs",
+        # Several lines tall: one line per group of identical cards.
+        widget=forms.Textarea(attrs={"rows": 4, "placeholder": "RTX 3090:24:2:350\nRTX 3060:12"}),
         required=False,
         help_text="One group per line: MODEL[:VRAM_GB[:COUNT[:POWER_LIMIT_W]]], e.g. RTX 3090:24:2:350. "
         "Empty: CPU only.",

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
-from leaderboard.results.models import ModelFile, Run, RunStatus, Workload
+from leaderboard.results.models import ModelFile, Provenance, Run, RunStatus
 from runners.llamabench import WORKLOAD_PREFIX
 
 
@@ -20,20 +20,27 @@ def bench_tokens_per_s(run: Run) -> float | None:
     return run.prefill_tokens_per_s_mean
 
 
+# A llama-bench test's workload: a rig's own file ("llama-bench tg128 @ d0"), or a community
+# set's printed summary ("XiongjieDai/GPU-Benchmarks-on-LLM-Inference: llama-bench tg512").
+BENCH_WORKLOAD = Q(workload__name__startswith=WORKLOAD_PREFIX) | Q(workload__name__contains=f": {WORKLOAD_PREFIX}")
+
+
 def bench_runs() -> QuerySet[Run]:
-    """Return the public finished llama-bench runs with what the pages show."""
+    """Return the public finished llama-bench runs with what the pages show: the rigs'
+    own files and the community sets' printed summaries (reported runs)."""
     return (
         Run.objects.public()
-        .filter(status=RunStatus.FINISHED, workload__name__startswith=WORKLOAD_PREFIX)
+        .filter(BENCH_WORKLOAD, status=RunStatus.FINISHED)
         .select_related("rig", "stack", "model_file", "configuration", "workload")
         .prefetch_related("rig__gpus")
     )
 
 
 def bench_tests() -> list[str]:
-    """Return the llama-bench workload names that have public runs, sorted."""
-    names = Workload.objects.filter(pk__in=bench_runs().values("workload"))
-    return sorted(set(names.values_list("name", flat=True)))
+    """Return the llama-bench workload names that have public runs, the most runs first
+    (then by name): the first is the board a visitor meets."""
+    counted = bench_runs().order_by().values("workload__name").annotate(n=Count("pk"))
+    return [row["workload__name"] for row in sorted(counted, key=lambda r: (-r["n"], r["workload__name"]))]
 
 
 def bench_model_files(*, test: str) -> list[ModelFile]:
@@ -66,6 +73,20 @@ class GpuRank:
     run: Run
     tokens_per_s: float
     n_runs: int
+
+    @property
+    def printed(self) -> dict[str, str] | None:
+        """Return where a community set printed this figure ({set, row_url, line, printed});
+        None for a rig's own llama-bench file (measured here, with its repetitions)."""
+        if self.run.provenance != Provenance.REPORTED:
+            return None
+        community = (self.run.extra or {}).get("community") or {}
+        return {
+            "set": str(community.get("repo") or community.get("set_title") or ""),
+            "row_url": str(community.get("row_url") or ""),
+            "line": str(community.get("line") or ""),
+            "printed": str(community.get("printed") or ""),
+        }
 
 
 def gpu_ranking(*, test: str, model_file_id: int, gpu: str = "") -> list[GpuRank]:
@@ -152,6 +173,37 @@ def compare_rows(*, rig: str, vary: str, a: str, b: str) -> list[CompareRow]:
             )
         )
     return sorted(rows, key=lambda row: (row.model, row.test))
+
+
+@dataclass(frozen=True)
+class CompareChoice:
+    """A rig whose llama-bench runs can be compared: its builds and configuration hashes."""
+
+    rig: str
+    builds: list[str]
+    configs: list[str]
+
+    @property
+    def comparable(self) -> bool:
+        return len(self.builds) > 1 or len(self.configs) > 1
+
+
+def compare_choices() -> list[CompareChoice]:
+    """Return every rig with llama-bench runs of its own (measured; a community set's
+    printed summaries name no build), by name, with its builds and configurations (one query)."""
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    rows = (
+        bench_runs()
+        .filter(provenance=Provenance.MEASURED)
+        .order_by()
+        .values_list("rig__name", "stack__build", "configuration__config_hash")
+        .distinct()
+    )
+    for rig, build, config in rows:
+        builds, configs = found.setdefault(rig, (set(), set()))
+        builds.add(build)
+        configs.add(config)
+    return [CompareChoice(rig, sorted(b), sorted(c)) for rig, (b, c) in sorted(found.items())]
 
 
 def rig_builds_and_configs(*, rig: str) -> tuple[list[str], list[str]]:

@@ -33,10 +33,27 @@ def llama_bench_board(request: HttpRequest) -> HttpResponse:
 @require_GET
 def llama_bench_compare(request: HttpRequest) -> HttpResponse:
     """``?rig=NAME&vary=build|config&a=…&b=…``: test, t/s A, t/s B, speedup."""
+    choices = selectors.compare_choices()
     rig = request.GET.get("rig", "")[:200]
+    if not rig and choices:
+        # The first rig that has something to compare, else the first: the menus are filled.
+        rig = next((c.rig for c in choices if c.comparable), choices[0].rig)
     vary = "config" if request.GET.get("vary") == "config" else "build"
     a, b = request.GET.get("a", "")[:200], request.GET.get("b", "")[:200]
     builds, configs = selectors.rig_builds_and_configs(rig=rig) if rig else ([], [])
+    offered = builds if vary == "build" else configs
+    if len(offered) > 1 and not a and not b:
+        a, b = offered[0], offered[-1]
     rows = selectors.compare_rows(rig=rig, vary=vary, a=a, b=b) if rig and a and b else []
-    context = {"rig": rig, "vary": vary, "a": a, "b": b, "builds": builds, "configs": configs, "rows": rows}
+    context = {
+        "choices": choices,
+        "rig": rig,
+        "vary": vary,
+        "a": a,
+        "b": b,
+        "builds": builds,
+        "configs": configs,
+        "offered": offered,
+        "rows": rows,
+    }
     return render(request, "intake/llama_bench_compare.html", context)

@@ -131,6 +131,16 @@ class Matrix:
     def columns(self) -> list[Column]:
         return [c for g in self.groups for c in g.columns]
 
+    def cells_in(self, state: str) -> list[tuple[Row, Column, Cell]]:
+        """Return every (commit, column, cell) whose cell is in ``state``, newest commit first:
+        what the page names above the table, where a phone shows one column of it."""
+        columns = self.columns
+        return [(row, columns[i], cell) for row in self.rows for i, cell in enumerate(row.cells) if cell.state == state]
+
+    @property
+    def regressions(self) -> list[tuple[Row, Column, Cell]]:
+        return self.cells_in("regression")
+
 
 def branches_list(*, viewer: Any = None) -> list[Branch]:
     """Return the branches the visible subscriptions watch, by repository and

@@ -7,8 +7,6 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from leaderboard.regressions.models import BuildRecord, Subscription
-
 
 class ReplayStepState(models.TextChoices):
     """Where one release of a replay stands (services/replay.py moves it; _ALLOWED there)."""
@@ -24,7 +22,7 @@ class Replay(models.Model):
     timeline of them. Its state is its steps', so a replay interrupted by a
     kill or a reboot goes on from the first step not done."""
 
-    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="replays")
+    subscription = models.ForeignKey("regressions.Subscription", on_delete=models.CASCADE, related_name="replays")
     first_release = models.PositiveIntegerField()
     last_release = models.PositiveIntegerField()
     label = models.CharField(
@@ -52,7 +50,9 @@ class ReplayStep(models.Model):
     replay = models.ForeignKey(Replay, on_delete=models.CASCADE, related_name="steps")
     release = models.PositiveIntegerField()
     state = models.CharField(max_length=16, choices=ReplayStepState.choices, default=ReplayStepState.PENDING)
-    build = models.ForeignKey(BuildRecord, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    build = models.ForeignKey(
+        "regressions.BuildRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     queued_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
     load_1m_min = models.FloatField(null=True, blank=True)

@@ -42,6 +42,7 @@ from leaderboard.regressions.verdict import noise_words, spread_loaded
 from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
 from leaderboard.results.models import Rig
 from runners.builds.releases import release_number, release_url
+from runners.portable import portable_text
 from runners.stats import t_quantile_975
 
 TEST_AB = "A/B pairs: paired t-test on the pairs' log ratios"
@@ -282,7 +283,8 @@ def regression_report(*, verdict_id: int, rigs: QuerySet[Rig] | None = None) -> 
     return Report(
         verdict=verdict,
         title=title,
-        repo_url=sub.repo_url,
+        # A report is pasted into an upstream issue: the recording rig's paths and ports mean nothing there.
+        repo_url=portable_text(sub.repo_url),
         branch=sub.branch,
         commit_from=verdict.commit_from,
         commit_to=verdict.commit_to,

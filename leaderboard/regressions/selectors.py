@@ -18,6 +18,7 @@ from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
 from runners.builds.releases import release_number, release_url
+from runners.portable import portable_text
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class TimelinePoint:
     compare_url: str
     first_bad_commit: str
     bisect_label: str
+    # The verdict's id: a regression's report page (regressions:report) is its.
+    verdict_id: int | None = None
 
     @property
     def short_commit(self) -> str:
@@ -133,6 +136,7 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
                 compare_url=verdict.compare_url if verdict else "",
                 first_bad_commit=verdict.first_bad_commit if verdict else "",
                 bisect_label=verdict.get_bisect_status_display() if verdict and verdict.bisect_status else "",
+                verdict_id=verdict.pk if verdict else None,
             )
         )
     return Timeline(subscription=sub, reference=reference, points=points)
@@ -160,7 +164,9 @@ def timeline_links_for_rig(*, rig_id: int) -> list[TimelineLink]:
         .order_by("subscription__repo_url", "subscription__branch", "subscription_id", "name", "id")
     )
     return [
-        TimelineLink(r.subscription_id, r.pk, f"{r.name} · {r.subscription.repo_url} @ {r.subscription.branch}")
+        TimelineLink(
+            r.subscription_id, r.pk, f"{r.name} · {portable_text(r.subscription.repo_url)} @ {r.subscription.branch}"
+        )
         for r in refs
     ]
 

@@ -1,5 +1,6 @@
 """The recommendation's confirmation: when the search ends, its best feasible
-trial (search.best_feasible) is measured again with ``confirm_repetitions``
+trial (search.confirmation_target: the recommended one, or the fastest when every
+trial's answers failed) is measured again with ``confirm_repetitions``
 repetitions, stored as a trial of role "confirmation" (the search never sees it).
 This module says what that run confirms, for the CLI's last lines and the
 campaign page and API alike."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runners.campaign.search import best_feasible, is_search
+from runners.campaign.search import confirmation_target, is_search
 from runners.campaign.spec import OBJECTIVES
 from runners.campaign.states import TrialState
 from runners.stats import summarize
@@ -28,7 +29,7 @@ def confirmation_summary(spec: Mapping[str, Any], trials: Sequence[Any]) -> dict
     if confirmation is None:
         return None
     objective = str(spec.get("objective") or "decode_tokens_per_s")
-    best = best_feasible(OBJECTIVES.get(objective, "maximize"), [t for t in trials if is_search(t)])
+    best = confirmation_target(OBJECTIVES.get(objective, "maximize"), [t for t in trials if is_search(t)])
     figures = {
         name: {key: getattr(summary, key) for key in ("n", "mean", "stdev", "ci95_low", "ci95_high")}
         for name, values in _repetitions(confirmation, objective).items()

@@ -28,7 +28,7 @@ import requests
 
 from runners.campaign.confirm import confirmation_text
 from runners.campaign.schema import trial_problems
-from runners.campaign.search import MedianPrune, TrialResult, best_feasible, run_search
+from runners.campaign.search import MedianPrune, TrialResult, best_feasible, confirmation_target, run_search
 from runners.campaign.spec import CampaignSpec
 from runners.campaign.states import CampaignOrigin, TrialRole, TrialState
 from runners.campaign.trial import measure_trial
@@ -119,7 +119,7 @@ def run_campaign(
     trials: list[TrialResult] = []
     try:
         trials = run_search(spec, measure, on_trial=report, into=trials)
-        best = best_feasible(spec.direction, trials) if spec.confirm_repetitions else None
+        best = confirmation_target(spec.direction, trials) if spec.confirm_repetitions else None
         if best is not None:
             confirmation = measure_trial(
                 rig_spec, spec, len(trials) + 1, dict(best.params), role=TrialRole.CONFIRMATION
@@ -190,6 +190,8 @@ def main(args: argparse.Namespace) -> int:
     best = best_feasible(spec.direction, searched)
     if best is not None:
         print(f"best: {best.value:.2f} with {json.dumps(best.params)}")
+    elif done:
+        print("no recommendation: every measured trial's answers failed the output check")
     confirmation = next((t for t in trials if t.role == TrialRole.CONFIRMATION), None)
     if confirmation is not None:
         print(confirmation_text(spec.as_dict(), trials))

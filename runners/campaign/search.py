@@ -104,14 +104,46 @@ def is_search(trial: Any) -> bool:
     return getattr(trial, "role", TrialRole.SEARCH) != TrialRole.CONFIRMATION
 
 
+def output_check_failed(trial: Any) -> bool:
+    """Return True when some of ``trial``'s answers failed the workload's output check
+    (``output_ok_fraction`` below 1); False when all passed or none was checked.
+    A wrong answer is never optimal, however fast: such a trial is neither confirmed,
+    recommended nor on the Pareto front."""
+    metrics = getattr(trial, "metrics", None) or {}
+    ok = metrics.get("output_ok_fraction")
+    if isinstance(ok, bool) or not isinstance(ok, int | float) or not math.isfinite(ok):
+        return False
+    return ok < 1.0
+
+
 def best_feasible(direction: str, trials: Sequence[T]) -> T | None:
-    """Return the best complete, not pruned search trial (constraints held: an
-    infeasible trial is not complete); the earliest of equals; None when there is none.
-    The one definition of the trial a campaign confirms, from the CLI and the service."""
+    """Return the best complete, not pruned search trial whose answers passed the output
+    check (``output_check_failed``; constraints held: an infeasible trial is not complete);
+    the earliest of equals; None when there is none. The one definition of the trial a
+    campaign confirms and recommends, from the CLI and the service."""
     best: T | None = None
     for trial in trials:
         pruned = getattr(trial, "pruned", False)  # a reported phase (a published article's) has no such flag
         if not is_search(trial) or trial.state != TrialState.COMPLETE or pruned or trial.value is None:
+            continue
+        if output_check_failed(trial):
+            continue
+        if best is None or better_in(direction, trial.value, best.value or 0.0):
+            best = trial
+    return best
+
+
+def confirmation_target(direction: str, trials: Sequence[T]) -> T | None:
+    """Return the trial a campaign measures again when its search ends: the recommended
+    one (``best_feasible``); when every measured trial's answers failed the output check,
+    the fastest of them, whose confirmation is then a speed figure, never a
+    recommendation (the campaign page says so). None when no search trial was measured."""
+    best = best_feasible(direction, trials)
+    if best is not None:
+        return best
+    for trial in trials:
+        pruned = getattr(trial, "pruned", False)
+        if not is_search(trial) or trial.state != "complete" or pruned or trial.value is None:
             continue
         if best is None or better_in(direction, trial.value, best.value or 0.0):
             best = trial

@@ -54,7 +54,9 @@
       return lines.join("<br>");
     });
     layout.yaxis = Object.assign({}, layout.yaxis, {tickmode: "array", tickvals: categories, ticktext: ticktext});
-    layout.height = Math.max(layout.height || 0, categories.length * (most * LINE_PX + 12) + 90);
+    // (90 px for the axis and margins, and whatever a legend below the axis adds to the bottom margin.)
+    var below = Math.max(0, ((layout.margin || {}).b || 0) - 50);
+    layout.height = Math.max(layout.height || 0, categories.length * (most * LINE_PX + 12) + 90 + below);
   }
   function draw(el) {
     var source = document.getElementById(el.getAttribute("data-figure"));
@@ -95,7 +97,10 @@
         if (name.length < String(trace.name || "").length) { trace.name = name + " …"; }
       });
     }
-    var drawn = window.Plotly.newPlot(el, figure.data, layout, {responsive: true, displaylogo: false});
+    // On a phone the toolbar (zoom, pan, download) would sit over the legend and the
+    // title at the top right: left out there, where a pinch zooms the page anyway.
+    var config = {responsive: true, displaylogo: false, displayModeBar: el.clientWidth >= 640 ? "hover" : false};
+    var drawn = window.Plotly.newPlot(el, figure.data, layout, config);
     // Marked drawn once the tick labels are untangled (tests and benchmarks wait on it).
     Promise.resolve(drawn).then(function () { return untangle(el); }).then(function () {
       el.setAttribute("data-drawn", "true");

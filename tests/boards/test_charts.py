@@ -109,6 +109,30 @@ def test_the_bar_figure_keeps_the_ranking_order_with_error_bars() -> None:
     assert figure["layout"]["yaxis"]["autorange"] == "reversed"
 
 
+def test_bars_of_several_workloads_are_labelled_and_coloured_by_their_workload() -> None:
+    """A GPU page's stack measured on two workloads: two bars alike but for the workload.
+    Each label ends with it, each workload has one colour and a legend entry, and the
+    ranking order holds across the groups (oracle: the items' own order)."""
+    items = [
+        BarItem("Llama 3 8B Q4_K_M · llama.cpp · rig-a", 120.0, group="llama-bench tg512 v1"),
+        BarItem("Llama 3 8B Q4_K_M · llama.cpp · rig-a", 110.0, group="llama-bench tg1024 v1"),
+        BarItem("Qwen 7B · vLLM · rig-b", 90.0, group="llama-bench tg512 v1"),
+    ]
+    figure = bar_figure(items)
+    names = [trace["name"] for trace in figure["data"]]
+    assert names == ["llama-bench tg512 v1", "llama-bench tg1024 v1"] and figure["layout"]["showlegend"]
+    labels = [y for trace in figure["data"] for y in trace["y"]]
+    assert len(set(labels)) == 3 and all(label.endswith(" v1") for label in labels)
+    assert figure["layout"]["yaxis"]["categoryarray"] == [
+        f"{i}. {item.label} · {item.group}" for i, item in enumerate(items, 1)
+    ]
+    colours = [trace["marker"]["color"] for trace in figure["data"]]
+    assert len(set(colours)) == 2  # a colour per workload, not per bar
+    single = bar_figure([BarItem("a", 2.0), BarItem("b", 1.0)])
+    assert len(single["data"]) == 1 and not single["layout"]["showlegend"]
+    assert isinstance(single["data"][0]["marker"]["color"], str)  # one colour: nothing to tell apart
+
+
 def test_the_distribution_figure_jitters_deterministically() -> None:
     series = [DistributionSeries("a", [1.0, 2.0, 3.0])]
 

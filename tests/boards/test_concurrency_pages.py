@@ -124,3 +124,27 @@ def test_the_concurrency_page_explains_aggregate_against_per_stream_at_one_strea
     assert f"The per-stream mean, {level.decode_tokens_per_s_mean:.1f} t/s" in note
     # The run page and the compare page keep their own heading for the section.
     assert "Under load: concurrent streams" in client.get(f"/runs/{loaded_run.pk}/").content.decode()
+
+
+def test_the_level_board_names_a_run_left_out_for_its_failed_output_checks(client, db):
+    """A run measured at the level whose answers failed: the board says it was left out
+    and why, rather than "no finished run was measured" (the demo's run at 2 streams)."""
+    samples = samples_from([100.0, 101.0])
+    samples[0]["output_ok"] = False
+    broken = run_create(
+        rig=ensure_rig("olares-one", [("RTX 5090M Laptop", 1)]),
+        stack={"engine": "llama.cpp", "build": "b7000"},
+        model_file={"name": "gemma-3-270m", "quantization": "Q4_K_M"},
+        configuration={"parallel": 4},
+        workload={"name": "space-invaders-html", "version": "1", "max_tokens": 64},
+        run={"status": "finished", "provenance": "measured"},
+        samples=samples,
+        concurrency_levels=[level_payload(1, 100.0), level_payload(2, 60.0)],
+    ).run
+    page = client.get("/?concurrency=2").content.decode()
+    assert "No finished run was measured" not in page
+    note = page.split('id="concurrency-left-out"', 1)[1].split("</p>", 1)[0]
+    assert f'href="/runs/{broken.pk}/">run #{broken.pk}</a>' in note and "output checks failed" in page
+    assert 'href="?concurrency=2&amp;failed=on"' in note
+    shown = client.get("/?concurrency=2&failed=on").content.decode()
+    assert 'id="concurrency-left-out"' not in shown and f'href="/runs/{broken.pk}/"' in shown

@@ -51,7 +51,7 @@ def test_it_shows_seed_003_phases_in_order(client: Client, published) -> None:
 
 
 def test_reported_runs_rank_on_the_leaderboard_with_their_source(client: Client, published) -> None:
-    html = client.get("/?provenance=reported").text
+    html = client.get("/?provenance=reported&workload=all").text
 
     reported = Run.objects.filter(provenance="reported", status="finished", decode_tokens_per_s_mean__isnull=False)
     assert html.count('class="badge reported"') == reported.count()

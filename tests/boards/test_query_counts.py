@@ -49,6 +49,11 @@ PAGES: dict[str, Callable[[list[Run]], str]] = {
     "run": lambda runs: f"/runs/{runs[-1].pk}/",
     "compare": lambda runs: "/compare/?runs=" + ",".join(str(r.pk) for r in runs[:6]),
     "sweeps": lambda runs: "/sweeps/?runs=" + ",".join(str(r.pk) for r in runs[:6]),
+    "sweeps to pick": lambda runs: "/sweeps/",
+    "rigs": lambda runs: "/rigs/",
+    "gpus": lambda runs: "/gpus/",
+    "models": lambda runs: "/models/",
+    "leaderboard mixed": lambda runs: "/?workload=all",
 }
 
 

@@ -2,10 +2,12 @@
 new visitor (and, for /me/ and the account pages, a signed-in owner) meets it:
 every route of the URL conf that shows a page, with a demo object, plus every
 link from `/`. On each: no sideways scroll, no two tick labels of one chart axis
-overlapping, no chart label outside its chart, no console error, and no visible
-text a visitor cannot read (raw field names, "None", "nan", "-0.0%", internal
-reasons). One demo database (SQLite, the Makefile's own `demo-data`), one server
-and one browser for the session."""
+overlapping, no chart label outside its chart, nothing under a chart's toolbar,
+no console error, no path or loopback port of the recording machine (verbatim
+records included), and no visible text a visitor cannot read (raw field names and
+identifiers, "None", "nan", "-0.0%", a "… Unknown" pair, internal reasons, the
+repository's own file names). One demo database (SQLite, the Makefile's own
+`demo-data`), one server and one browser for the session."""
 
 from __future__ import annotations
 
@@ -32,8 +34,30 @@ WIDTHS = (1400, 390)
 OWNER_EMAIL, OWNER_PASSWORD = "owner@example.org", "a long enough password 42"
 
 # What a visitor must never read: raw field names, Python's None, NaN, a signed zero,
-# the statistics' internal reasons.
-UNREADABLE = re.compile(r"_per_s|\bNone\b|\bnan\b|\bNaN\b|-0\.0%|needs at least")
+# the statistics' internal reasons, "Unknown" beside a name ("vLLM Unknown": a source
+# that did not say), the repository's files and the transcripts' file names.
+UNREADABLE = re.compile(
+    r"_per_s|_pct\b|\bNone\b|\bnan\b|\bNaN\b|-0\.0%|needs at least|\bUnknown\b|\bseed \d{3}\b"
+    r"|\b\d{3}_[0-9a-f]{8,}\.txt\b|(?<![\w/.-])benchmarks/|demo_data|\b[\w/]+\.py\b"
+)
+# A raw identifier: a snake_case name. The configuration keys a reader writes in a rig's
+# TOML or a campaign's space (and sees as such) are words of their own.
+# (A part of a file or URL, "q4_k_m" in gemma-3-270m-q4_k_m.gguf, is not one; nor is a
+# quantization or cache type, q8_0, which is llama.cpp's own name.)
+IDENTIFIER = re.compile(r"(?<![\w./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w./-])")
+QUANT_NAME = re.compile(r"i?q\d+(?:_[a-z0-9]+)+|[bf]f?\d+")
+CONFIG_KEYS = {
+    "ctx_size", "n_gpu_layers", "cache_type_k", "cache_type_v", "flash_attn", "spec_type", "draft_n_max",
+    "batch_size", "ubatch_size", "tensor_split", "tensor_overrides", "draft_model", "chat_template_kwargs",
+    "extra_args", "n_prompt", "n_gen", "n_depth", "n_threads",
+}  # fmt: skip
+# The address `make demo`'s pages link to themselves by (settings.RIGBOARD_PUBLIC_URL's default).
+PUBLIC_URL = "http://127.0.0.1:8000"
+# A path of the recording machine, or a loopback address's port, anywhere on a page
+# (command lines and logs included: a reader copies those onto their own rig).
+MACHINE_PATH = re.compile(
+    r"(?<![\w.:/])(?:/tmp/|/root/|/home/|/work/|~/)|\.cache/|--port \d|\b(?:127\.0\.0\.1|localhost):(?!PORT)\d"
+)
 
 # The routes with no page to crawl, and why; every other route of the URL conf must
 # be in the crawl (``test_the_crawl_covers_every_page_route``).
@@ -109,6 +133,8 @@ print(json.dumps({
     "source": published_sweep.source_id, "phases_source": phases.pk if phases else None,
     "comparison": PublishedComparison.objects.order_by("pk").first().pk,
     "campaign": Campaign.objects.filter(rig=demo_rig).get().pk,
+    "gpu_campaign": Campaign.objects.get(rig__name="lent-h200-demo").pk,
+    "gpu_rig": Rig.objects.get(name="lent-h200-demo").pk,
     "subscription": sub.pk, "reference": sub.reference_configs.get().pk,
     "branch_query": urlencode({"repo": sub.repo_url, "branch": sub.branch}), "owned_subscription": owned_sub.pk,
     "regression": regression.pk,
@@ -175,9 +201,19 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
     """Return, per route name, the demo pages of that route a visitor opens."""
     compare = ",".join(map(str, ids["compare"]))
     pages = {
-        "boards:leaderboard": ["/", "/?sort=-cost", "/?sort=date", "/?failed=on&sort=-tpkwh"],
-        "boards:rig": [f"/rigs/{ids['rig']}/", f"/rigs/{ids['sweep_rig']}/"],
-        "boards:gpu": [f"/gpus/{ids['gpu']}/"],
+        "boards:leaderboard": [
+            "/",
+            "/?sort=-cost",
+            "/?sort=date",
+            "/?failed=on&sort=-tpkwh",
+            "/?workload=all",
+            "/?concurrency=2",
+        ],  # fmt: skip
+        "boards:rig": [f"/rigs/{ids['rig']}/", f"/rigs/{ids['sweep_rig']}/", f"/rigs/{ids['gpu_rig']}/"],
+        "boards:rigs": ["/rigs/"],
+        "boards:gpu": [f"/gpus/{ids['gpu']}/", "/gpus/H200/"],
+        "boards:gpus": ["/gpus/"],
+        "boards:models": ["/models/"],
         "boards:model": [f"/models/{ids['model']}/"],
         "boards:run": [
             f"/runs/{ids[k]}/" for k in ("run", "sweep", "published_sweep", "concurrent", "bench", "reported")
@@ -188,7 +224,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
             f"/compare/?runs={ids['same_figure']}",
             f"/compare/?runs={ids['depths']}",
         ],
-        "boards:sweeps": [f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
+        "boards:sweeps": ["/sweeps/", f"/sweeps/?runs={ids['sweep']},{ids['published_sweep']}"],
         "boards:estimate": ["/estimate/", f"/estimate/?gpu=RTX+4090&model={ids['model']}"],
         "boards:concurrency": ["/concurrency/", f"/concurrency/?runs={ids['concurrent']}"],
         "boards:published-comparisons": ["/published/comparisons/"],
@@ -196,7 +232,7 @@ def page_paths(ids: dict[str, Any]) -> dict[str, list[str]]:
         "boards:experiments": ["/published/experiments/"],
         "boards:source": [f"/published/sources/{ids['source']}/"],
         "campaigns:list": ["/campaigns/"],
-        "campaigns:detail": [f"/campaigns/{ids['campaign']}/"],
+        "campaigns:detail": [f"/campaigns/{ids['campaign']}/", f"/campaigns/{ids['gpu_campaign']}/"],
         "campaigns:reported": [f"/campaigns/reported/{ids['phases_source']}/"],
         "regressions:index": ["/regressions/"],
         "regressions:timeline": [f"/regressions/{ids['subscription']}/{ids['reference']}/"],
@@ -310,9 +346,45 @@ CHECK_PAGE = r"""
       }
     }
   }
+  // A chart's toolbar (zoom, download) must not sit over its legend, title or axis titles.
+  for (const chart of document.querySelectorAll('.js-plotly-plot')) {
+    // (Plotly shows it on hover or a tap: its box counts whatever its opacity now.)
+    const bar = chart.querySelector('.modebar');
+    if (!bar) { continue; }
+    const barBox = bar.getBoundingClientRect();
+    if (!visible(barBox) || getComputedStyle(bar).display === 'none') { continue; }
+    const covered = '.legend text, .gtitle, .g-xtitle text, .g-ytitle text, .annotation-text';
+    for (const el of chart.querySelectorAll(covered)) {
+      const r = el.getBoundingClientRect();
+      if (visible(r) && el.textContent.trim() && overlap(barBox, r)) {
+        problems.push(`${chart.id || 'a chart'}: "${el.textContent.trim().slice(0, 40)}" under the chart's toolbar`);
+      }
+    }
+  }
+  // Text a visitor cannot see: its colour on the background it sits on (white on white).
+  const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+  const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  const luminance = ([r, g, b]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  const backdrop = el => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) { return c; }
+    }
+    return [255, 255, 255];
+  };
+  for (const el of document.querySelectorAll('body *:not(svg):not(svg *)')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !visible(el.getBoundingClientRect()) || getComputedStyle(el).visibility === 'hidden') { continue; }
+    const fg = luminance(rgb(getComputedStyle(el).color)), bg = luminance(backdrop(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < 2) {
+      problems.push(`unreadable colours (contrast ${ratio.toFixed(2)}): "${el.textContent.trim().slice(0, 40)}"`);
+    }
+  }
   // Words: what is rendered, chart text included; a verbatim record (a command line,
   // a fingerprint's JSON, a log, an article's notes as transcribed) is shown as recorded.
   const words = [];
+  const verbatim = [...document.querySelectorAll('pre, code, textarea')].map(e => e.textContent);
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;
@@ -324,13 +396,24 @@ CHECK_PAGE = r"""
     words.push(node.textContent);
   }
   for (const option of document.querySelectorAll('select option')) { words.push(option.textContent); }
-  return {problems, words};
+  const identifiers = [];
+  const walker2 = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker2.nextNode()) {
+    const node = walker2.currentNode;
+    const el = node.parentElement;
+    const skipped = 'pre, code, script, style, noscript, textarea, .notes, .printed, .js-plotly-plot, #swagger-ui';
+    if (!el || el.closest(skipped)) { continue; }
+    if (node.textContent.trim()) { identifiers.push(node.textContent); }
+  }
+  return {problems, words, verbatim, identifiers};
 }
 """
 
+# (The API docs are drawn by Swagger UI: its title block and version badges count too.)
 WAIT_FOR_CHARTS = """
 () => [...document.querySelectorAll('[data-figure]')].filter(e => !e.closest('details:not([open])'))
   .every(e => e.getAttribute('data-drawn') === 'true' || e.classList.contains('chart-empty'))
+  && (!document.getElementById('swagger-ui') || !!document.querySelector('#swagger-ui .info .title small'))
 """
 
 
@@ -353,6 +436,17 @@ def check_page(page: Any, url: str, *, words: bool = True) -> list[str]:
             match = UNREADABLE.search(text)
             if match:
                 errors.append(f"unreadable text {match.group(0)!r} in {text.strip()[:120]!r}")
+        for text in found["identifiers"]:
+            raw = [m for m in IDENTIFIER.findall(text) if m not in CONFIG_KEYS and not QUANT_NAME.fullmatch(m)]
+            if raw:
+                errors.append(f"raw identifier {raw[0]!r} in {text.strip()[:120]!r}")
+    # The site's own address (a token page's RIGBOARD_URL, a report's link: RIGBOARD_PUBLIC_URL)
+    # is the visitor's, not the recording machine's.
+    own = (url.split("/")[2], PUBLIC_URL.split("/")[2])
+    for text in [*found["words"], *found["verbatim"]]:
+        match = MACHINE_PATH.search(text.replace(own[0], "SITE").replace(own[1], "SITE"))
+        if match:
+            errors.append(f"a path or port of the recording machine {match.group(0)!r} in {text.strip()[:160]!r}")
     return [f"/{where}: {e}" for e in errors]
 
 
@@ -435,6 +529,8 @@ def test_a_new_visitor_reaches_every_feature_from_the_header(demo_site: DemoSite
         page.fill("input[name=password2]", OWNER_PASSWORD)
         page.click("main form button[type=submit]")
         page.wait_for_url("**/accounts/confirm-email/")
+        # The demo sends no mail: the page says where the link is printed.
+        assert "make demo" in page.inner_text("#mail-printed-here")
         page.goto(_mailed_link(demo_site.log, "newcomer@example.org"))
         page.click("main form button[type=submit]")
         # Confirmed and signed in, without typing the password again.

@@ -35,7 +35,7 @@ SIX_3090 = "six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep"
 def test_a_sweep_only_run_is_on_the_leaderboard_with_its_shortest_context_and_a_marker(client: Client, published):
     sweep = report(SIX_3090)
 
-    html = client.get("/").text
+    html = client.get("/?workload=all").text
 
     assert sweep.pk in run_ids_in(html)
     assert sweep.summary_source == "sweep"
@@ -152,7 +152,7 @@ def test_a_sweep_only_run_page_shows_only_the_figures_it_has(client: Client, pub
 
 
 def test_the_date_is_the_articles_not_the_import_date(client: Client, published) -> None:
-    html = client.get("/").text
+    html = client.get("/?workload=all").text
 
     sweep = report(SIX_3090)
     row = re.search(rf'value="{sweep.pk}".*?</tr>', html, re.S).group(0)
@@ -311,7 +311,7 @@ def test_a_run_with_failed_output_checks_is_left_out_of_the_default_ranking(clie
     assert run_ids_in(default) == [good.pk]
     assert re.search(r'<a href="\?failed=on" id="show-failed">show them</a>', default)
     assert run_ids_in(shown) == [broken.pk, good.pk]
-    row = re.search(rf'value="{broken.pk}".*?</tr>', shown, re.S).group(0)
+    row = re.search(rf'name="runs" value="{broken.pk}".*?</tr>', shown, re.S).group(0)
     assert 'class="badge failed"' in row
     run_html = client.get(f"/runs/{broken.pk}/").text
     assert 'id="failed-note"' in run_html and "left out of the default leaderboard ranking" in run_html
@@ -380,15 +380,27 @@ def test_peak_vram_is_a_column(client: Client, board_run) -> None:
     assert '<td class="num opt col-vram">21.0</td>' in html
 
 
-def test_a_ranking_across_workloads_says_so(client: Client, board_run) -> None:
-    board_run(tps=[40.0, 41.0])
-    other = board_run(tps=[60.0, 61.0], workload="other-test")
+def test_the_default_ranking_is_one_workload_and_a_mixed_one_is_asked_for(client: Client, board_run) -> None:
+    """Like with like: "/" ranks the workload with the most runs and offers the others;
+    the visitor's choice stays in the address (``workload=<id>``, or ``workload=all``
+    for every workload together, flagged as mixed)."""
+    first = [board_run(tps=[40.0, 41.0]), board_run(tps=[42.0, 43.0])]
+    other = board_run(tps=[60.0, 61.0], workload="other-test")  # faster, but measured differently
 
-    mixed = client.get("/").text
-    scoped = client.get(f"/?workload={other.workload_id}").text
+    default = client.get("/").text
+    assert run_ids_in(default) == [first[1].pk, first[0].pk]
+    assert 'id="workload-choice"' in default and 'id="mixed-workloads"' not in default
+    chooser = default.split('id="workload-choice"', 1)[1].split("</nav>", 1)[0]
+    assert f'href="?workload={other.workload_id}"' in chooser and "(1 run)" in chooser
+    assert 'href="?workload=all"' in chooser and "(3 runs)" in chooser
 
-    assert 'id="mixed-workloads"' in mixed
-    assert 'id="mixed-workloads"' not in scoped
+    chosen = client.get(f"/?workload={other.workload_id}").text
+    assert run_ids_in(chosen) == [other.pk] and 'id="mixed-workloads"' not in chosen
+    mixed = client.get("/?workload=all").text
+    assert run_ids_in(mixed) == [other.pk, first[1].pk, first[0].pk] and 'id="mixed-workloads"' in mixed
+    # The filter form's "no workload" says what it means, and keeps meaning it.
+    assert run_ids_in(client.get("/?workload=").text) == run_ids_in(mixed)
+    assert ">all workloads, mixed</option>" in mixed
 
 
 def test_the_leaderboard_has_a_chart_view_coloured_by_engine(client: Client, board_run) -> None:

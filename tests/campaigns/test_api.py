@@ -79,7 +79,7 @@ def test_a_rig_opens_a_campaign_records_trials_and_closes_it(rig_with_token, mak
     assert "--ctx-size 2048" in detail["analysis"]["command_line"]
     assert "ctx_size = 2048" in detail["analysis"]["server_toml"]
     assert detail["analysis"]["failures"][0]["kind"] == "out_of_memory"
-    assert detail["analysis"]["boundary"] == ["ctx_size ≥ 20000000 failed (out_of_memory); ≤ 2048 ran"]
+    assert detail["analysis"]["boundary"] == ["ctx_size ≥ 20000000 failed (out of memory); ≤ 2048 ran"]
 
 
 def test_a_closed_campaign_takes_no_more_trials(rig_with_token):

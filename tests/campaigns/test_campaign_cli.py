@@ -92,8 +92,11 @@ def test_a_campaign_from_the_terminal_measures_stores_and_survives_a_failed_tria
     import requests
 
     html = requests.get(page, timeout=30).text
-    assert "12 of" in html and "out_of_memory" in html and "--model" in html
-    assert "confirmed by 10 repetitions" in html
+    assert "12 of" in html and "out of memory" in html
+    # Gemma 270M's 16 tokens are no game: every answer failed the output check, so nothing is
+    # recommended and the confirmation measured the fastest trial's speed only.
+    assert "No configuration is recommended" in html and "--model" not in html
+    assert "confirmed by 10 repetitions" in html and "It confirms a speed, not a recommendation" in html
 
 
 def test_an_adaptive_campaign_minimising_ttft_is_confirmed_with_its_interval(

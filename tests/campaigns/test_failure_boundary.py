@@ -43,7 +43,7 @@ def test_a_pair_that_always_fails_is_named_when_neither_value_fails_alone() -> N
     combos = [("f16", "on"), ("f16", "off"), ("q8_0", "on"), ("q8_0", "off")]
     trials = [trial(n, c, fa, 1 + n % 2) for n, (c, fa) in enumerate(combos * 2)]
     assert boundary(trials) == [
-        "cache_type_v = q8_0 with flash_attn = off: failed in all 2 trials that had it (server_start); "
+        "cache_type_v = q8_0 with flash_attn = off: failed in all 2 trials that had it (server start); "
         "each ran without the other"
     ]
 
@@ -52,7 +52,7 @@ def test_a_lone_failure_is_named_only_when_its_values_leave_one_explanation() ->
     trials = [trial(0, "f16", "on", 1), trial(1, "q8_0", "off", 1), trial(2, "f16", "off", 2)]
     # q8_0 was only ever tried with flash attention off: the data cannot tell the pair from the
     # value, and the value is the smaller explanation.
-    assert boundary(trials) == ["cache_type_v = q8_0: failed in the one trial that had it (server_start)"]
+    assert boundary(trials) == ["cache_type_v = q8_0: failed in the one trial that had it (server start)"]
     # One failed trial whose two values were each tried nowhere else: which one failed it is a guess.
     lone = [trial(0, "f16", "on", 1), Trial(1, {"cache_type_v": "q8_0", "flash_attn": "off"}, "failed")]
     assert boundary(lone) == []

@@ -282,4 +282,4 @@ def test_a_service_campaign_minimising_ttft_confirms_with_every_objectives_inter
     assert detail["trials"][1]["repetitions"]["ttft_ms"] == [29.0, 31.0, 30.0]
     page = staff_client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert f"confirmed by 3 repetitions: mean 30.00 (95% CI {30 - half:.2f} to {30 + half:.2f})" in page
-    assert "<code>decode_tokens_per_s</code></td><td>3</td><td>80.00</td>" in page
+    assert "<td>decode t/s</td><td>3</td><td>80.00</td>" in page

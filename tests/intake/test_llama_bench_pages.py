@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -95,3 +96,50 @@ def test_compare_two_configurations_holds_the_build():
     rows = page.context["rows"]
     assert sorted(r.test for r in rows) == ["pp32 @ d0", "pp32 @ d64", "tg8 @ d0", "tg8 @ d64"]
     assert all(r.speedup == pytest.approx(0.5) for r in rows)
+
+
+def test_the_community_sets_figures_are_on_the_board_as_printed_summaries():
+    """XiongjieDai's 796 llama-bench figures and the 18 of Geerling's issues are on the
+    board made for llama-bench results, each labelled a printed summary with its line.
+    Oracle: every ranked figure is the cell its source printed (``printed``), the best
+    of its GPU set; and every test of the sets is offered."""
+    from django.core.management import call_command
+
+    from leaderboard.results.models import Run
+    from leaderboard.results.services.community.sources import GEERLING_ISSUES, XIONGJIE
+
+    for key in (XIONGJIE, GEERLING_ISSUES):
+        call_command("import_community", "--set", key, stdout=io.StringIO())
+    community = Run.objects.filter(source__key__in=[f"community:{XIONGJIE}", f"community:{GEERLING_ISSUES}"])
+    tests = set(community.values_list("workload__name", flat=True))
+
+    page = Client().get("/llama-bench/")
+    assert set(page.context["tests"]) >= tests and len(tests) == 11  # 8 of XiongjieDai's, 3 of Geerling's
+    shown = 0
+    for test in sorted(tests):
+        for model_id in set(community.filter(workload__name=test).values_list("model_file_id", flat=True)):
+            board = Client().get("/llama-bench/", {"test": test, "model": model_id})
+            for row in board.context["ranking"]:
+                printed = float(row.printed["printed"].split("±")[0])
+                assert row.tokens_per_s == pytest.approx(printed), (test, row.gpus)
+                assert row.printed["row_url"].startswith("https://github.com/")
+                shown += 1
+            assert board.content.decode().count("printed summary</span>") == len(board.context["ranking"])
+    # One row per GPU set and file: as many as the sets have distinct ones, none lost.
+    assert shown == len(set(community.values_list("workload__name", "model_file_id", "rig__name")))
+
+
+def test_compare_offers_the_rigs_builds_and_says_when_there_is_nothing_to_compare():
+    rig = rig_create(name="one-build-rig", gpus=[GpuSpec(model="RTX 4090")])
+    llama_bench_import(rig=rig, text=bench_text(build_number=100))
+
+    html = Client().get("/llama-bench/compare/").content.decode()
+    assert '<select name="rig" id="compare-rig">' in html and "one-build-rig (1 build, 1 configuration)" in html
+    assert 'id="compare-nothing"' in html and 'name="a"' not in html  # no blank boxes
+
+    llama_bench_import(rig=rig, text=bench_text(scale=1.25, build_number=101))
+    page = Client().get("/llama-bench/compare/")
+    html = page.content.decode()
+    assert 'id="compare-a"' in html and 'id="compare-b"' in html and 'id="compare-nothing"' not in html
+    # The two builds are chosen and compared at once: no typing.
+    assert page.context["rows"] and all(r.speedup == pytest.approx(1.25) for r in page.context["rows"])

@@ -45,3 +45,20 @@ def test_a_refused_file_is_named_with_its_field_and_the_others_are_stored(tmp_pa
     assert "1 of 2 files refused" in str(refused.value)
     assert "bad.json: samples.0.ttft_ms:" in str(refused.value)
     assert list(Run.objects.values_list("uuid", flat=True).order_by()) == [Run.objects.get(uuid=good["uuid"]).uuid]
+
+
+def test_a_rig_created_here_has_the_gpus_its_run_detected(tmp_path, db):
+    """The lent H200's run: its fingerprint lists one NVIDIA H200 (143771 MiB, 700 W);
+    the rig is registered with it, named as the site names GPUs, so it has a GPU page."""
+    from leaderboard.results.models import Rig
+    from leaderboard.results.services.rigs import gpu_specs_from_fingerprint
+
+    body = api_run_payload(rig="")
+    gpu = {"index": 0, "name": "NVIDIA H200", "vram_mib": 143771, "power_limit_w": 700.0}
+    body["fingerprint"] = {"gpus": [gpu, {**gpu, "index": 1}], "cpu": "Xeon"}
+    path = _write(tmp_path, "h200.json", body)
+    call_command("import_runs", "--rig", "lent", "--create-rig", str(path), stdout=StringIO())
+    rig = Rig.objects.get(name="lent")
+    assert [(g.model, g.vram_gb, g.count, g.power_limit_w) for g in rig.gpus.all()] == [("H200", 140, 2, 700.0)]
+    assert round(143771 / 1024) == 140  # the oracle: MiB to GiB, as nvidia-smi shows it
+    assert gpu_specs_from_fingerprint({"gpus": []}) == [] and gpu_specs_from_fingerprint(None) == []

@@ -18,6 +18,13 @@ def _blank_choice(choices: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [("", "any"), *choices]
 
 
+# "None" and "Unknown" in a menu read as missing values: say what each means.
+_SPEC_MENU: dict[str, str] = {
+    SpeculativeType.NONE: "off (no drafting)",
+    SpeculativeType.UNKNOWN: "not stated by the source",
+}
+
+
 class LeaderboardFilterForm(forms.Form):
     gpu = forms.ChoiceField(required=False, label="GPU")
     rig = forms.ChoiceField(required=False)
@@ -27,9 +34,7 @@ class LeaderboardFilterForm(forms.Form):
         required=False,
         label="Speculative",
         # "None" in a menu reads as a missing value: say what it means.
-        choices=_blank_choice(
-            [(v, "off (no drafting)" if v == SpeculativeType.NONE else label) for v, label in SpeculativeType.choices]
-        ),
+        choices=_blank_choice([(v, _SPEC_MENU.get(v, label)) for v, label in SpeculativeType.choices]),
     )
     quant = forms.ChoiceField(required=False, label="Quantization")
     workload = forms.ChoiceField(required=False)
@@ -47,9 +52,11 @@ class LeaderboardFilterForm(forms.Form):
         self.fields["gpu"].choices = _blank_choice([(g, g) for g in options.gpus])  # type: ignore[attr-defined]
         self.fields["rig"].choices = _blank_choice([(r, r) for r in options.rigs])  # type: ignore[attr-defined]
         self.fields["quant"].choices = _blank_choice([(q, q) for q in options.quantizations])  # type: ignore[attr-defined]
-        self.fields["workload"].choices = _blank_choice(  # type: ignore[attr-defined]
-            [(str(pk), label) for pk, label in options.workloads]
-        )
+        # No workload chosen ranks every one together: said so, not "any".
+        self.fields["workload"].choices = [  # type: ignore[attr-defined]
+            ("", "all workloads, mixed"),
+            *[(str(pk), label) for pk, label in options.workloads],
+        ]
 
 
 @dataclass(frozen=True)

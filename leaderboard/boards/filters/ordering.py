@@ -46,11 +46,11 @@ def shown_value(expression: str, usd_per_kwh: float) -> Any:
         # A reported run has no samples of its own: its n cell is blank, not 0.
         return NullIf(F("n_samples"), Value(0))
     if expression == "configuration__speculative_type":
-        # The label a cell prints ("MTP", "Draft model"); none is a blank cell.
+        # The label a cell prints ("MTP", "Draft model"); none and not stated are blank cells.
         labels = [
             When(configuration__speculative_type=v, then=Value(str(label).lower()))
             for v, label in SpeculativeType.choices
-            if v != SpeculativeType.NONE
+            if v not in (SpeculativeType.NONE, SpeculativeType.UNKNOWN)
         ]
         return Case(*labels, default=Value(None), output_field=CharField())
     if expression == "shown_cost":

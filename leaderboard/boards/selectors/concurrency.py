@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from leaderboard.boards.charts.concurrency import ConcurrencySeries, LevelData, concurrency_figure, first_below
 from leaderboard.boards.filters import LeaderboardFilterForm, runs_filter
 from leaderboard.boards.rows import run_label
-from leaderboard.results.models import ConcurrencyLevel, ConcurrencyRequest, Run, RunStatus, Sample
+from leaderboard.results.models import ConcurrencyLevel, ConcurrencyRequest, Run, RunStatus, Sample, SpeculativeType
 from runners.distribution import StreamTime, latency_percentiles, stream_time
 
 MAX_LEVEL = 100_000
@@ -196,6 +196,17 @@ class BoardRow:
     speculative_type: str
     level: ConcurrencyLevel
 
+    @property
+    def speculative_label(self) -> str:
+        """Return the speculative decoding as the leaderboard's menu names it ("off", "MTP")."""
+        if self.speculative_type == SpeculativeType.NONE:
+            return "off"
+        return (
+            str(SpeculativeType(self.speculative_type).label)
+            if self.speculative_type in SpeculativeType.values
+            else self.speculative_type
+        )
+
 
 @dataclass
 class ConcurrencyBoard:
@@ -203,13 +214,17 @@ class ConcurrencyBoard:
     rows: list[BoardRow] = field(default_factory=list)
     error: str = ""
     limit: int = 50
+    # Runs measured at this level but left out because their output checks failed
+    # (ids, at most ``limit``): the board names them rather than saying none was measured.
+    left_out_failed: list[int] = field(default_factory=list)
 
 
 def concurrency_board(
     params: Mapping[str, str], form: LeaderboardFilterForm, *, limit: int = 50
 ) -> ConcurrencyBoard | None:
     """Return the finished runs measured at ``?concurrency=N``, with the leaderboard's
-    filters applied, ranked by aggregate output t/s at that level (two queries);
+    filters applied, ranked by aggregate output t/s at that level (three queries), and
+    the runs at that level the filters left out only for their failed output checks;
     None when no level is asked for."""
     parsed = parse_concurrency(params.get("concurrency"))
     if parsed.error:
@@ -238,6 +253,16 @@ def concurrency_board(
         for rank, (pk, rig, model, quant, engine, spec) in enumerate(found, start=1)
         if pk in levels
     ]
+    if not form.cleaned_data.get("failed"):
+        with_failed = runs_filter(
+            Run.objects.public().filter(status=RunStatus.FINISHED), {**form.cleaned_data, "failed": True}
+        )
+        board.left_out_failed = list(
+            with_failed.filter(Exists(at))
+            .exclude(pk__in=runs.values("pk"))
+            .order_by("-pk")
+            .values_list("pk", flat=True)[:limit]
+        )
     return board
 
 

@@ -30,7 +30,7 @@ from leaderboard.boards.filters import (
     sort_window,
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
-from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, gpu_label
+from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, Workload, gpu_label
 
 
 def usd_per_kwh_from(raw: Any) -> float:
@@ -223,6 +223,75 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     page = paginator.get_page(params.get("page"))
     rows = rows_by_ids(list(page.object_list), usd_per_kwh=usd_per_kwh)
     return LeaderboardView(form, rows, page, sort, per_page, usd_per_kwh, paginator.count, paginator.capped)
+
+
+@dataclass(frozen=True)
+class WorkloadChoice:
+    """One workload the board can rank on: the id its filter menu uses for that name
+    and version, the label a visitor reads, and how many ranked runs it has."""
+
+    workload_id: int
+    label: str
+    runs: int
+
+
+def workload_choices(params: QueryDict) -> list[WorkloadChoice]:
+    """Return the workloads of the runs the board's other filters keep (the workload
+    filter itself left out), most runs first, then by label; [] for invalid filters.
+
+    The leaderboard ranks one workload by default, the first of these: a 1.1B model's
+    llama-bench tg128 figure, an Ollama eval rate and a 122B MoE's decode under a long
+    prompt are measured differently and never ranked against each other unasked."""
+    others = params.copy()
+    others.pop("workload", None)
+    options = filter_options()
+    form = LeaderboardFilterForm(others, options=options)
+    if not form.is_valid():
+        return []
+    base = Run.objects.public().filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    counted = (
+        runs_filter(base, form.cleaned_data)
+        .order_by()
+        .values("workload__name", "workload__version")
+        .annotate(runs=Count("pk"))
+    )
+    menu = {label: pk for pk, label in options.workloads}
+    choices = []
+    for row in counted:
+        label = str(Workload(name=row["workload__name"], version=row["workload__version"]))
+        if label in menu:
+            choices.append(WorkloadChoice(menu[label], label, row["runs"]))
+    return sorted(choices, key=lambda c: (-c.runs, c.label))
+
+
+# The address's word for "every workload in one ranking" (``workload=`` empty says the same:
+# the filter form's "any").
+ALL_WORKLOADS = "all"
+
+
+def with_default_workload(params: QueryDict, choices: list[WorkloadChoice]) -> QueryDict:
+    """Return ``params`` ranking one workload: as given when the address names one
+    (``workload=all`` or empty: every workload, mixed, as the visitor chose), else the
+    workload with the most runs (``choices[0]``)."""
+    if params.get("workload") == ALL_WORKLOADS:
+        mixed = params.copy()
+        mixed["workload"] = ""
+        return mixed
+    if "workload" in params or not choices:
+        return params
+    chosen = params.copy()
+    chosen["workload"] = str(choices[0].workload_id)
+    return chosen
+
+
+def leaderboard_query(params: QueryDict, choices: list[WorkloadChoice] | None = None) -> QueryDict:
+    """Return the query the leaderboard at ``params`` ranks by: its default workload
+    added (``with_default_workload``) unless a concurrency level is asked for (that
+    board ranks every workload's runs at the level); ``choices``: workload_choices(params)
+    when the caller has them."""
+    if params.get("concurrency"):
+        return with_default_workload(params, [])
+    return with_default_workload(params, workload_choices(params) if choices is None else choices)
 
 
 @dataclass(frozen=True)

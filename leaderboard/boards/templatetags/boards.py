@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.http import QueryDict
 from django.urls import reverse
 from django.utils.html import format_html
@@ -18,6 +19,7 @@ from leaderboard.boards import formatting
 from leaderboard.boards.formatting import gpu_url, http_url, markers, source_title
 from leaderboard.boards.speedups import cells, select
 from leaderboard.core.labels import field_label
+from runners.portable import portable_text
 
 register = template.Library()
 
@@ -30,6 +32,8 @@ register.filter("field_label", field_label)
 register.filter("reason_text", formatting.reason_text)
 register.filter("flash_attn_shown", formatting.flash_attn_shown)
 register.filter("cost_label", formatting.cost_label)
+# A recorded command line, log or path as another machine reads it: files by name, no loopback port.
+register.filter("portable", portable_text)
 register.simple_tag(formatting.provenance_badge)
 register.simple_tag(formatting.card_not_stated_badge)
 register.simple_tag(formatting.cost_cell)
@@ -173,6 +177,16 @@ def source_name(source: Any) -> str:
     if url:
         link = format_html('{} (<a href="{}" rel="nofollow noopener">article</a>)', link, url)
     return link
+
+
+# The mail backends that print a mail where the site runs instead of sending it.
+_PRINTED_MAIL = ("django.core.mail.backends.console.EmailBackend",)
+
+
+@register.simple_tag
+def mail_printed_here() -> bool:
+    """Return whether mails are printed where the site runs (``make demo``'s console backend), not sent."""
+    return settings.EMAIL_BACKEND in _PRINTED_MAIL
 
 
 @register.simple_tag

@@ -5,7 +5,7 @@ the caller exactly once and only its sha256 is stored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,30 @@ def gpu_spec_parse(text: str) -> GpuSpec:
     if count < 1 or (vram is not None and vram <= 0) or (power is not None and power <= 0):
         raise ValueError(f"GPU {text!r}: VRAM, count and power must be positive")
     return GpuSpec(model=parts[0], vram_gb=vram, count=count, power_limit_w=power)
+
+
+# The vendor words a detected GPU name carries that the site's GPU names leave out
+# ("NVIDIA GeForce RTX 3090" is the site's "RTX 3090").
+_VENDOR_WORDS = {"nvidia", "geforce", "amd", "radeon"}
+
+
+def gpu_specs_from_fingerprint(fingerprint: Mapping[str, Any] | None) -> list[GpuSpec]:
+    """Return the GPU groups a run's fingerprint detected (``gpus``: name, vram_mib,
+    power_limit_w per card), identical cards grouped in order: the name without vendor
+    words, VRAM in GiB (rounded), the power limit in watts. [] when it lists none."""
+    groups: dict[tuple[str, float | None, float | None], int] = {}
+    for gpu in (fingerprint or {}).get("gpus") or []:
+        if not isinstance(gpu, Mapping) or not str(gpu.get("name") or "").strip():
+            continue
+        words = [w for w in str(gpu["name"]).split() if w.lower() not in _VENDOR_WORDS]
+        mib, limit = gpu.get("vram_mib"), gpu.get("power_limit_w")
+        key = (
+            " ".join(words) or str(gpu["name"]).strip(),
+            round(float(mib) / 1024) if isinstance(mib, int | float) and mib > 0 else None,
+            float(limit) if isinstance(limit, int | float) and limit > 0 else None,
+        )
+        groups[key] = groups.get(key, 0) + 1
+    return [GpuSpec(model=m, vram_gb=v, count=n, power_limit_w=w) for (m, v, w), n in groups.items()]
 
 
 @transaction.atomic

@@ -230,9 +230,19 @@ def run_create_kwargs(row: CommunityRow, source_set: CommunitySet, source: Sourc
     }
 
 
+def source_title_text(source_set: CommunitySet) -> str:
+    """Return a community set's title with where it was read: "… (commit 0123abcd45, retrieved
+    2026-11-24)", or "… (retrieved 2026-11-24)" for a set read from a page with no commit
+    (an issue thread): never an empty "(commit , …)"."""
+    when = [f"commit {source_set.commit[:10]}"] if source_set.commit.strip() else []
+    if source_set.retrieved_on:
+        when.append(f"retrieved {source_set.retrieved_on}")
+    return f"{source_set.title} ({', '.join(when)})" if when else source_set.title
+
+
 def _source(source_set: CommunitySet) -> Source:
     values = {
-        "title": f"{source_set.title} (commit {source_set.commit[:10]}, retrieved {source_set.retrieved_on})",
+        "title": source_title_text(source_set),
         "author_handle": source_set.author,
         "url": source_set.url,
         "published_date": source_set.committed_on,
