@@ -11,7 +11,6 @@ after the first session) and 3 + 1 + 2 × 8 Gemma 3 270M runs."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from leaderboard.regressions.models import BuildRecord, BuildStatus, Confirmatio
 from leaderboard.regressions.services.detection import subscription_check
 from leaderboard.results.models import Run
 from tests.fixtures.regressions import GemmaNightlyRig, Upstream, WebhookReceiver
+from tests.fixtures.waiting import wait_until
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -32,12 +32,7 @@ AB_PAIRS = 4
 
 
 def _wait(predicate: Callable[[], bool], what: str, *workers: Any, timeout_s: float = TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(2)
-    raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(w.log()[-3000:] for w in workers))
+    wait_until(predicate, timeout_s, what, every_s=2, detail=lambda: "\n".join(w.log()[-3000:] for w in workers))
 
 
 def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
@@ -92,8 +87,6 @@ def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
     assert "- CPU: reproduces on 2 of 2 rigs\n" in markdown
     assert "| ab-cpu-1 | CPU |" in markdown and "| ab-cpu-2 | CPU |" in markdown
     assert "--model" in markdown or " -m " in markdown
-    deadline = time.monotonic() + 60
-    while not webhook_receiver.bodies and time.monotonic() < deadline:
-        time.sleep(0.5)
+    wait_until(lambda: webhook_receiver.bodies, 60, "the webhook's alert", every_s=0.5)
     (body,) = webhook_receiver.bodies
     assert body["report_url"].endswith(f"/regressions/report/{verdict.pk}/")

@@ -15,7 +15,6 @@ after the first run."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from leaderboard.regressions.services.detection import subscription_check
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import Run
 from tests.fixtures.regressions import GemmaNightlyRig, Upstream
+from tests.fixtures.waiting import wait_until
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -36,12 +36,7 @@ TIMEOUT_S = 50 * 60
 
 
 def _wait(predicate: Callable[[], bool], what: str, worker: Any, timeout_s: float = TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(2)
-    raise AssertionError(f"timed out waiting for {what}:\n{worker.log()[-4000:]}")
+    wait_until(predicate, timeout_s, what, every_s=2, detail=lambda: worker.log()[-4000:])
 
 
 def test_bisection_builds_and_benchmarks_midpoints_and_names_the_first_slow_commit(

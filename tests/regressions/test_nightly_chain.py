@@ -13,7 +13,6 @@ are cached by commit under ~/.cache/rigboard-tests/builds/ afterwards."""
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable
 
 import pytest
@@ -33,6 +32,7 @@ from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.verdict import MIN_NOISE_RUNS
 from leaderboard.results.models import Run
 from tests.fixtures.regressions import GemmaNightlyRig, Upstream, WebhookReceiver
+from tests.fixtures.waiting import wait_until
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
@@ -42,14 +42,8 @@ NIGHT_TIMEOUT_S = 50 * 60
 def _beat_until(predicate: Callable[[], bool], timeout_s: float) -> None:
     """Tick the database scheduler (what ``celery beat`` runs) until ``predicate``."""
     scheduler = DatabaseScheduler(app=service_app, lazy=False)
-    deadline = time.monotonic() + timeout_s
     try:
-        while time.monotonic() < deadline:
-            scheduler.tick()
-            if predicate():
-                return
-            time.sleep(2)
-        raise AssertionError("timed out waiting for the nightly chain")
+        wait_until(lambda: (scheduler.tick(), predicate())[1], timeout_s, "the nightly chain", every_s=2)
     finally:
         # Write last-run times now: the scheduler also syncs at interpreter exit,
         # when the test database is gone.
@@ -112,9 +106,7 @@ def test_the_nightly_chain_catches_a_real_slowdown_and_alerts_once(
     rerun = Run.objects.get(uuid=build_b.build_runs.get(role=BuildRunRole.RERUN).run_uuid)
     assert rerun.stack.build == slow and rerun.n_samples == 6
 
-    deadline = time.monotonic() + 60
-    while not webhook_receiver.bodies and time.monotonic() < deadline:
-        time.sleep(0.5)
+    wait_until(lambda: webhook_receiver.bodies, 60, "the webhook's alert", every_s=0.5)
     (body,) = webhook_receiver.bodies
     assert "regression on nightly-cpu" in body["text"] and body["content"] == body["text"]
     assert AlertDelivery.objects.get(verdict=verdict).status == "sent"
