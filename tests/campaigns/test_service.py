@@ -94,7 +94,10 @@ def test_a_service_campaign_runs_its_trials_as_jobs_on_the_real_rig_worker_and_c
     assert ok.metrics["perplexity"] > 1 and ok.metrics["perplexity_margin_pct"] == 0
     assert ok.run.extra["campaign"]["perplexity"][server["model"]]["perplexity"] == ok.metrics["perplexity"]
     assert oom.state == "failed" and oom.failure_kind == "out_of_memory", oom.failure_reason
-    # The search over, its best trial was measured again with the full 10 repetitions.
+    # Gemma 270M's 16 tokens fail the default workload's output check (a Space Invaders
+    # page): no trial is recommended (issue 37), yet the fastest is measured again with
+    # the full 10 repetitions, as a speed figure.
+    assert ok.metrics["output_ok_fraction"] < 1
     confirmation = campaign.trials.get(role="confirmation")
     assert confirmation.number == 3 and confirmation.params == {"ctx_size": 2048}
     assert (
@@ -105,13 +108,14 @@ def test_a_service_campaign_runs_its_trials_as_jobs_on_the_real_rig_worker_and_c
     assert Run.objects.filter(rig=rig.rig).count() == 2
     detail = staff_client.get(f"/api/campaigns/{campaign_id}/").json()
     analysis = detail["analysis"]
-    assert analysis["best"]["params"] == {"ctx_size": 2048} and analysis["done"] == 2
+    assert analysis["best"] is None and analysis["done"] == 2
     summary = analysis["confirmation"]
     assert summary["confirmed"] and summary["n"] == 10 and summary["of_trial"] == ok.number
     assert summary["mean"] == pytest.approx(confirmation.run.decode_tokens_per_s_mean)
     assert summary["ci95_low"] == pytest.approx(confirmation.run.decode_tokens_per_s_ci95_low)
     page = staff_client.get(f"/campaigns/{campaign_id}/").content.decode()
-    assert "confirmed by 10 repetitions" in page and "(confirmation)" in page
+    assert "No configuration is recommended" in page and "a speed figure only" in page
+    assert "confirmed by 10 repetitions" in page, page
 
 
 def _wait_for_the_end(campaign_id: int, worker, seconds: float) -> None:
