@@ -83,7 +83,7 @@ def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
     assert ConfirmationPair.objects.filter(build=fan).count() == AB_PAIRS
 
     markdown = client.get(f"/regressions/report/{verdict.pk}.md").content.decode()
-    assert f"**First bad commit** (bisected): `{slow}` — llama : tidy decode entry point" in markdown
+    assert f"**Where**: First slow commit (bisected): {slow}. — llama : tidy decode entry point" in markdown
     assert "- CPU: reproduces on 2 of 2 rigs\n" in markdown
     assert "| ab-cpu-1 | CPU |" in markdown and "| ab-cpu-2 | CPU |" in markdown
     assert "--model" in markdown or " -m " in markdown
