@@ -86,7 +86,12 @@ COLUMNS = [
 
 
 def _board_context(
-    request: HttpRequest, view: LeaderboardView, *, ranked: QueryDict | None = None, **extra: Any
+    request: HttpRequest,
+    view: LeaderboardView,
+    *,
+    ranked: QueryDict | None = None,
+    export_params: QueryDict | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
     """Return the board's context; ``ranked``: the query the rows were ranked by (the
     leaderboard's default workload added), when it is not the address's own."""
@@ -96,7 +101,7 @@ def _board_context(
         "view": view,
         # The query the view was ranked with (a GPU or model page adds its own filter,
         # the leaderboard its default workload): the exports export what the page ranks.
-        "export_params": ranked,
+        "export_params": ranked if export_params is None else export_params,
         "columns": COLUMNS,
         "sorts": [(key, label) for key, (label, _) in SORTS.items()],
         "ranked_by": SORTS[sort_key][0],
@@ -151,6 +156,17 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return render(request, "boards/leaderboard.html", context)
 
 
+def _every_workload(params: QueryDict) -> QueryDict:
+    """Return a scoped page's query for its exports: a GPU or model page ranks every
+    workload unless one is chosen, and an export without one would take the
+    leaderboard's default workload (leaderboard_query)."""
+    if params.get("workload"):
+        return params
+    scoped = params.copy()
+    scoped["workload"] = "all"
+    return scoped
+
+
 @require_GET
 def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     """The stacks ranked on one GPU model: the leaderboard with its GPU filter set."""
@@ -159,7 +175,15 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     params = request.GET.copy()
     params["gpu"] = model
     view = leaderboard_view(params)
-    context = _board_context(request, view, ranked=params, scope_title=model, scope_kind="GPU", scope_param="gpu")
+    context = _board_context(
+        request,
+        view,
+        ranked=params,
+        export_params=_every_workload(params),
+        scope_title=model,
+        scope_kind="GPU",
+        scope_param="gpu",
+    )
     context["llama_bench_places"] = gpu_bench_places(gpu=model)
     context.update(gpu_bound_context(gpu=model, viewer=request.user))
     context["mixed_rigs"] = rigs_mixing(gpu=model)
@@ -180,6 +204,7 @@ def model_page(request: HttpRequest, model_file_id: int) -> HttpResponse:
         request,
         view,
         ranked=params,
+        export_params=_every_workload(params),
         scope_title=title,
         scope_kind="Model file",
         scope_param="model_file",

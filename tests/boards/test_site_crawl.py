@@ -72,6 +72,7 @@ NOT_PAGES = {
     "boards:leaderboard-json": "a JSON export",
     "boards:leaderboard-ndjson": "an NDJSON export",
     "opendata:file": "a dump's files (Parquet, CSV, the manifest)",
+    "regressions:aa-frequency": "owner or staff only: a subscription's A/A check frequency form",
     "owners:token-issue": "POST only",
     "owners:token-revoke": "POST only",
     "account_logout": "signs the owner out (crawled last by the header's Sign out)",
