@@ -110,7 +110,7 @@ def reproduce_of(verdict: Verdict, *, where: str) -> Reproduce:
         server += [server_flag, str(value)]
         if bench_flag:
             bench += [bench_flag, str(value)]
-    server += ["--port", str(SERVER_PORT)]
+    # No --port: llama-server listens on its default (SERVER_PORT), which the request names.
     sample = run.samples.exclude(prompt_tokens=None).order_by("index").first()
     prompt_tokens = sample.prompt_tokens if sample is not None else None
     max_tokens = (run.workload.max_tokens if run.workload_id else None) or workload.get("max_tokens")

@@ -167,7 +167,7 @@ def test_the_reproduce_block_names_nothing_of_the_recording_machine(
             assert machine not in text, machine
     assert "Model: `gemma-3-270m-it-Q4_K_M.gguf` (sha256 `" + "ab" * 32 + "`)" in markdown
     assert "from https://huggingface.co/unsloth/gemma-3-270m-it-GGUF" in markdown
-    assert "llama-server -m gemma-3-270m-it-Q4_K_M.gguf --ctx-size 2048 --threads 1 --port 8080" in markdown
+    assert "llama-server -m gemma-3-270m-it-Q4_K_M.gguf --ctx-size 2048 --threads 1\n" in markdown
     # The client's request: the prompt's length in tokens and the tokens the run's workload generated.
     run = verdict.new_run
     prompt_tokens, max_tokens = run.samples.first().prompt_tokens, run.workload.max_tokens
