@@ -122,7 +122,7 @@ def reproduce_of(verdict: Verdict, *, where: str) -> Reproduce:
     }
     if workload.get("seed") is not None:
         request["seed"] = workload["seed"]
-    client = f"curl -s http://localhost:{SERVER_PORT}/completion -d {shlex.quote(json.dumps(request))}"
+    client = f'curl -s "http://localhost:${{PORT:-{SERVER_PORT}}}/completion" -d {shlex.quote(json.dumps(request))}'
     repetitions = (run.workload.repetitions if run.workload_id else None) or workload.get("repetitions") or 5
     bench += ["-p", str(prompt_tokens or 0), "-n", str(max_tokens or 128), "-r", str(repetitions), "-o", "md"]
     return Reproduce(

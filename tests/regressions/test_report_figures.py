@@ -171,7 +171,7 @@ def test_the_reproduce_block_names_nothing_of_the_recording_machine(
     # The client's request: the prompt's length in tokens and the tokens the run's workload generated.
     run = verdict.new_run
     prompt_tokens, max_tokens = run.samples.first().prompt_tokens, run.workload.max_tokens
-    request = re.search(r"curl -s http://localhost:8080/completion -d '(.*)'", markdown)
+    request = re.search(r'curl -s "http://localhost:\$\{PORT:-8080\}/completion" -d \'(.*)\'', markdown)
     assert request is not None and f'"n_predict": {max_tokens}' in request.group(1)
     assert '"seed": 42' in request.group(1)
     assert (f"a prompt of {prompt_tokens} tokens" if prompt_tokens else "the workload prompt") in request.group(1)
