@@ -156,7 +156,11 @@ BARS = (
   if (!gd || !gd.data) { return ['bars: no chart']; }
   const table = [...document.querySelectorAll('#leaderboard tbody td.col-decode a.decode')].map(a => num(a.innerText))
     .filter(v => v !== null);
-  const drawn = gd.data.length ? gd.data[0].x : [];
+  // One trace per workload when the page ranks across workloads: the bars in rank
+  // order are every trace's bars ordered by the y axis's category array.
+  const order = (gd.layout.yaxis && gd.layout.yaxis.categoryarray) || [];
+  const drawn = gd.data.flatMap(t => t.x.map((x, i) => [order.indexOf(t.y[i]), x]))
+    .sort((a, b) => a[0] - b[0]).map(p => p[1]);
   if (!drawn.length || drawn.length > table.length) {
     problems.push(`bars: ${drawn.length} bars for ${table.length} rows`);
   }
