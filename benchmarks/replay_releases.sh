@@ -42,7 +42,7 @@ CACHE=${RIGBOARD_BUILD_CACHE_DIR:-$HOME/.cache/rigboard/builds}
 # The portable flags (a native build dies with "Illegal instruction" on another CPU).
 FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
 CORES=$(nproc)
-mkdir -p "$OUT" "$CACHE"
+mkdir -p "$OUT" "$OUT/runs" "$CACHE"
 cd "$ROOT"
 
 export DEBUG=true DATABASE_URL="$DB_URL" CELERY_BROKER_URL="$REDIS_URL" RIGBOARD_PUBLIC_URL="http://127.0.0.1:$PORT"
@@ -90,7 +90,7 @@ trap cleanup EXIT
 "$PY" manage.py runserver --noreload "127.0.0.1:$PORT" >>"$OUT/service.log" 2>&1 & PIDS+=($!)
 "$PY" -m celery -A leaderboard worker -Q celery --pool=solo -c 1 -l INFO >>"$OUT/worker.log" 2>&1 & PIDS+=($!)
 env -u DJANGO_SETTINGS_MODULE RIGBOARD_BROKER_URL="$REDIS_URL" RIGBOARD_URL="http://127.0.0.1:$PORT" \
-  RIGBOARD_TOKEN="$TOKEN" RIGBOARD_RIG="$RIG" RIGBOARD_BUILD_CACHE_DIR="$CACHE" RIGBOARD_SPOOL_DIR="$OUT/spool" \
+  RIGBOARD_TOKEN="$TOKEN" RIGBOARD_RIG="$RIG" RIGBOARD_BUILD_CACHE_DIR="$CACHE" RIGBOARD_SPOOL_DIR="$OUT/spool" RIGBOARD_RUNS_DIR="$OUT/runs" \
   "$PY" -m celery -A runners.celery_app worker -Q "rig.$RIG" --pool=solo -c 1 -n "$RIG@%h" \
   --without-gossip --without-mingle --without-heartbeat -l INFO >>"$OUT/rig.log" 2>&1 & PIDS+=($!)
 
@@ -98,4 +98,10 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 "$PY" manage.py replay_releases --rig "$RIG" --last "$LAST" --count "$COUNT" --source sdist --flags "$FLAGS" \
   --jobs "$CORES" --reference "$OUT/reference.json" --json "$OUT/replay.json" --poll-s 15 \
   --label "recorded $(date -u +%F) on $RIG ($CORES cores), load average at start $LOAD" \
+  | tee -a "$OUT/replay.log"
+
+# The replay as a recording (rigboard-nightly/1) that `manage.py import_nightly`
+# stores on any database, judged again there: what `make demo` shows.
+"$PY" manage.py export_nightly --rig "$RIG" --runs-dir "$OUT/runs" --out "$OUT/timeline.json" \
+  --recorded-on "$(lscpu | sed -n 's/^Model name: *//p') ($CORES cores, no GPU), replay started at load average $LOAD" \
   | tee -a "$OUT/replay.log"

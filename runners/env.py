@@ -81,6 +81,9 @@ class RigEnv:
     spool_dir: str
     visibility_timeout_s: int
     restore_interval_s: int
+    # A copy of every run document the rig's nightly and A/B runs post, as <run uuid>.json
+    # ('' keeps none): what a recording of the rig's timeline is made from.
+    runs_dir: str = ""
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> RigEnv:
@@ -94,4 +97,5 @@ class RigEnv:
             spool_dir=env_str("RIGBOARD_SPOOL_DIR", environ=environ),
             visibility_timeout_s=env_int("RIGBOARD_VISIBILITY_TIMEOUT_S", 24 * 60 * 60, environ=environ),
             restore_interval_s=env_int("RIGBOARD_RESTORE_INTERVAL_S", 10, environ=environ),
+            runs_dir=env_str("RIGBOARD_RUNS_DIR", environ=environ),
         )

@@ -69,6 +69,8 @@ def run_config(
     if env.spool_dir:
         config["service"]["spool_dir"] = env.spool_dir
     config["run_uuid"] = str(entry.get("run_uuid") or "")
+    if env.runs_dir and config["run_uuid"]:
+        config["output_path"] = str(Path(env.runs_dir).expanduser() / f"{config['run_uuid']}.json")
     return config
 
 

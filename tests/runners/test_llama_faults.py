@@ -72,7 +72,7 @@ def test_a_hung_server_gives_a_failed_run_naming_the_timeout(
 ) -> None:
     marker = f"hang-me-{uuid.uuid4().hex[:8]}"
     # Long enough for a normal prefill on a busy 2-core machine, short enough for a test.
-    spec = small_gemma_job(live_server.url, cpu_rig[1], server=tagged(marker), request_timeout_s=100.0)
+    spec = small_gemma_job(live_server.url, cpu_rig[1], server=tagged(marker), request_timeout_s=45.0)
     # The stop at the end SIGKILLs it after the grace.
     result = run_job(spec, progress=on("repetitions", 1, lambda: signal_tagged(marker, signal.SIGSTOP)))
     assert result.status == "failed"

@@ -14,12 +14,18 @@ broker cannot be reached, the verdicts they were to check settle as
 unchecked (the first run stands) and are acted on at once. Either way a
 regression that stands is acted on, whichever mode was to confirm it:
 ``standing_changes_act_on`` alerts, bisects (if the subscription says so)
-and, for one confirmed by A/B pairs, fans out to the branch's other rigs."""
+and, for one confirmed by A/B pairs, fans out to the branch's other rigs.
+
+Inside ``sends_held()`` (a recorded timeline being imported, services/imports.py)
+the seam sends nothing: the runs the service asked for stay queued, and the
+caller fills them from the recording and reports them as the rig did."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.db import transaction
 from django.utils import timezone
@@ -39,6 +45,19 @@ from leaderboard.regressions.states import (
     build_run_move,
     confirmation_move,
 )
+
+_sends_held: ContextVar[bool] = ContextVar("sends_held", default=False)
+
+
+@contextmanager
+def sends_held() -> Iterator[None]:
+    """Within this block no confirmation run or fan-out build leaves for a rig:
+    what the service queues stays queued, for the caller to fill (module doc)."""
+    token = _sends_held.set(True)
+    try:
+        yield
+    finally:
+        _sends_held.reset(token)
 
 
 def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -104,7 +123,10 @@ def standing_changes_act_on(*, build: BuildRecord, verdicts: Sequence[Verdict]) 
 
 def _send_after_commit(build: BuildRecord) -> None:
     """The one way a confirmation's runs (and a fan-out build) leave for the rig:
-    sent once the current transaction commits, or settled and acted on when they cannot be."""
+    sent once the current transaction commits, or settled and acted on when they cannot be;
+    inside ``sends_held()``, left queued."""
+    if _sends_held.get():
+        return
     build.celery_task_id = str(uuid.uuid4())
     build.save(update_fields=["celery_task_id"])
     transaction.on_commit(lambda: _send_or_settle(build.pk))

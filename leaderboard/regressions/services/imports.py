@@ -27,17 +27,25 @@ from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
     ConfirmMode,
+    Follows,
     ReferenceConfig,
+    ReleaseSource,
     Subscription,
-    VerdictKind,
 )
 from leaderboard.regressions.services.builds import build_report_record
-from leaderboard.regressions.states import BuildRunRole, BuildStatus, Confirmation, build_move, confirmation_move
+from leaderboard.regressions.services.confirmation import sends_held
+from leaderboard.regressions.states import BuildRunRole, BuildRunStatus
 from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Rig
 
 TIMELINE_FORMAT = "rigboard-nightly/1"
-_SUBSCRIPTION_FIELDS = ("alpha", "threshold_pct", "noise_k", "noise_runs", "build_jobs", "confirm_runs")
+_SUBSCRIPTION_FIELDS = (
+    "alpha", "threshold_pct", "noise_k", "noise_runs", "build_jobs", "confirm_runs", "ab_max_pairs",
+)  # fmt: skip
+# What a recording's subscription may say of how it was followed and confirmed (older ones: none of it).
+_SUBSCRIPTION_CHOICES = {"follows": Follows, "release_source": ReleaseSource, "confirm_mode": ConfirmMode}
+# The runs of a night's first round; later ones are the confirmation the service asks for.
+_FIRST_ROUND = (BuildRunRole.JUDGED, BuildRunRole.NOISE)
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,18 @@ def _list(value: Any, field: str) -> list[Any]:
     return value
 
 
+def _choices(sub_data: Mapping[str, Any]) -> dict[str, str]:
+    """Return what the recording's subscription says of how it followed and confirmed."""
+    chosen = {}
+    for name, choices in _SUBSCRIPTION_CHOICES.items():
+        value = sub_data.get(name)
+        if value is not None:
+            if value not in choices.values:
+                raise ApplicationError(f"expected one of {', '.join(choices.values)}", field=f"subscription.{name}")
+            chosen[name] = str(value)
+    return chosen
+
+
 def timeline_import(*, rig: Rig, document: Mapping[str, Any]) -> TimelineImport:
     """Store a recorded timeline of ``rig``; a build already stored (the same
     commit on the same subscription) is skipped, so importing twice stores
@@ -85,8 +105,9 @@ def timeline_import(*, rig: Rig, document: Mapping[str, Any]) -> TimelineImport:
             build_flags=str(sub_data.get("build_flags") or ""),
             defaults={
                 "is_active": False,
-                # Recordings replay the re-run rule's re-runs (A/B pairs are not in the format).
+                # An older recording confirmed by re-runs and says nothing of it.
                 "confirm_mode": ConfirmMode.RERUN,
+                **_choices(sub_data),
                 **{k: sub_data[k] for k in _SUBSCRIPTION_FIELDS if sub_data.get(k) is not None},
             },
         )
@@ -116,7 +137,14 @@ def _night_import(
     night: Mapping[str, Any],
     runs: Mapping[str, Mapping[str, Any]],
 ) -> int:
-    """Store one night (its build, runs, reports and verdicts); return the runs stored."""
+    """Store one night (its build, runs, reports and verdicts); return the runs stored.
+
+    The first round (the judged run and the noise runs) is stored and reported
+    as the rig reported it; whatever confirmation the service then asks for (re-runs,
+    A/B pairs, batch after batch) is held back from the rig (``sends_held``) and
+    filled, in the order asked, with the recording's next runs. A recording that
+    ends before the service's confirmation does, or holds runs it never asked for,
+    was judged otherwise than it is now: refused, naming ``build_runs``."""
     build = BuildRecord.objects.create(
         subscription=subscription,
         commit=str(night.get("commit") or ""),
@@ -124,34 +152,37 @@ def _night_import(
         previous_commit=str(night.get("previous_commit") or ""),
         created_at=_when(night.get("queued_at"), "queued_at"),
     )
-    planned = [_mapping(b, f"build_runs.{j}") for j, b in enumerate(_list(night.get("build_runs"), "build_runs"))]
+    entries = [_mapping(b, f"build_runs.{j}") for j, b in enumerate(_list(night.get("build_runs"), "build_runs"))]
     reports = [_mapping(r, f"reports.{j}") for j, r in enumerate(_list(night.get("reports"), "reports"))]
     if not reports:
         raise ApplicationError("expected the rig's build report", field="reports")
-    first = [e for e in planned if not e.get("confirms")]
-    reruns = [e for e in planned if e.get("confirms")]
-    first_runs, stored = _build_runs_create(build, references, first, runs)
-    # The recording's re-runs are in the file: the first report is judged
-    # without queueing new ones to a rig (confirm_runs 0 for that call only)...
-    confirm_runs = subscription.confirm_runs
-    Subscription.objects.filter(pk=subscription.pk).update(confirm_runs=0)
-    build_report_record(report=_report_for(build, reports[0], first_runs))
-    Subscription.objects.filter(pk=subscription.pk).update(confirm_runs=confirm_runs)
-    if reruns:
-        # ...and its changes then wait for the recorded re-runs, judged as their report is.
-        rerun_runs, more = _build_runs_create(build, references, reruns, runs)
-        stored += more
-        held = build.verdicts.exclude(kind=VerdictKind.NONE).filter(
-            reference_config__in=[br.reference_config_id for br in rerun_runs]
+    outcome = {k: v for k, v in reports[0].items() if k not in ("runs", "build_id")}
+    rows = {
+        str(row.get("run_uuid")): row
+        for report in reports
+        for row in _list(report.get("runs") or [], "reports.runs")
+        if isinstance(row, Mapping)
+    }
+    first = [e for e in entries if _role(e) in _FIRST_ROUND]
+    later = [e for e in entries if _role(e) not in _FIRST_ROUND]
+    asked, stored = _build_runs_create(build, references, first), 0
+    stored += _documents_store(build, asked, runs)
+    with sends_held():
+        build_report_record(report=_report_for(build, outcome, rows, asked))
+        while asked := list(build.build_runs.filter(status=BuildRunStatus.QUEUED).order_by("repeat", "pk")):
+            if len(later) < len(asked):
+                raise ApplicationError(
+                    f"the service asks for {len(asked)} more runs than the recording holds", field="build_runs"
+                )
+            taken, later = later[: len(asked)], later[len(asked) :]
+            _build_runs_fill(asked, taken, references)
+            stored += _documents_store(build, asked, runs)
+            # The first report carried the benchmark time of every round.
+            build_report_record(report=_report_for(build, {**outcome, "bench_time_s": None}, rows, asked))
+    if later:
+        raise ApplicationError(
+            f"{len(later)} recorded runs were never asked for: the recording was judged otherwise", field="build_runs"
         )
-        for verdict in held:
-            confirmation_move(verdict, Confirmation.PENDING)
-            verdict.save(update_fields=["confirmation"])
-        build.refresh_from_db()
-        build_move(build, BuildStatus.RERUNNING)
-        build.save(update_fields=["status"])
-        for report in reports[1:]:
-            build_report_record(report=_report_for(build, report, rerun_runs))
     finished = night.get("finished_at")
     if finished:
         BuildRecord.objects.filter(pk=build.pk).update(finished_at=_when(finished, "finished_at"))
@@ -159,45 +190,78 @@ def _night_import(
 
 
 def _build_runs_create(
-    build: BuildRecord,
-    references: Mapping[str, ReferenceConfig],
-    planned: list[Mapping[str, Any]],
-    runs: Mapping[str, Mapping[str, Any]],
-) -> tuple[list[BuildRun], int]:
-    """Create the BuildRuns under their recorded uuids and store the runs posted
-    for them; return the BuildRuns and how many runs were new."""
-    build_runs, stored = [], 0
-    for entry in planned:
-        ref = references.get(str(entry.get("reference_config")))
-        if ref is None:
-            raise ApplicationError("not one of reference_configs", field="build_runs.reference_config")
-        repeat = int(entry.get("repeat") or 0)
-        build_run = BuildRun.objects.create(
-            build=build, reference_config=ref, repeat=repeat, run_uuid=str(entry.get("run_uuid")), role=_role(entry)
+    build: BuildRecord, references: Mapping[str, ReferenceConfig], planned: list[Mapping[str, Any]]
+) -> list[BuildRun]:
+    """Create the first round's BuildRuns under their recorded uuids."""
+    return [
+        BuildRun.objects.create(
+            build=build,
+            reference_config=_reference(references, entry),
+            repeat=int(entry.get("repeat") or 0),
+            run_uuid=str(entry.get("run_uuid")),
+            role=_role(entry),
         )
-        build_runs.append(build_run)
+        for entry in planned
+    ]
+
+
+def _build_runs_fill(
+    asked: list[BuildRun], recorded: list[Mapping[str, Any]], references: Mapping[str, ReferenceConfig]
+) -> None:
+    """Give the runs the service asked for the recorded runs' uuids, one by one in
+    the order asked; refuse a recorded run of another role or reference config."""
+    for build_run, entry in zip(asked, recorded, strict=True):
+        if (_reference(references, entry).pk, _role(entry)) != (build_run.reference_config_id, build_run.role):
+            raise ApplicationError(
+                f"recorded as a {_role(entry)} run, where the service asks for a {build_run.role} run",
+                field="build_runs.role",
+            )
+        build_run.run_uuid = str(entry.get("run_uuid"))
+        build_run.save(update_fields=["run_uuid"])
+
+
+def _documents_store(build: BuildRecord, build_runs: list[BuildRun], runs: Mapping[str, Mapping[str, Any]]) -> int:
+    """Store the recorded run documents of ``build_runs`` as the API stores them; return how many were new."""
+    stored = 0
+    for build_run in build_runs:
         document = runs.get(str(build_run.run_uuid))
         if document is not None:
             try:
                 stored += run_document_store(rig=build.subscription.rig, document=document).created
             except ApplicationError as exc:
                 raise ApplicationError(exc.message, field=f"runs.{build_run.run_uuid}.{exc.field}") from exc
-    return build_runs, stored
+    return stored
 
 
-def _role(entry: Mapping[str, Any]) -> BuildRunRole:
-    """Return a recorded run's role: the format marks re-runs ``confirms``; other repeats measured noise."""
+def _reference(references: Mapping[str, ReferenceConfig], entry: Mapping[str, Any]) -> ReferenceConfig:
+    ref = references.get(str(entry.get("reference_config")))
+    if ref is None:
+        raise ApplicationError("not one of reference_configs", field="build_runs.reference_config")
+    return ref
+
+
+def _role(entry: Mapping[str, Any]) -> str:
+    """Return a recorded run's role: ``role`` where the recording says it (states.BuildRunRole);
+    an older recording marks re-runs ``confirms``, its other repeats measured noise."""
+    role = entry.get("role")
+    if role is not None:
+        if role not in BuildRunRole.values:
+            raise ApplicationError(f"expected one of {', '.join(BuildRunRole.values)}", field="build_runs.role")
+        return str(role)
     if entry.get("confirms"):
         return BuildRunRole.RERUN
     return BuildRunRole.NOISE if int(entry.get("repeat") or 0) else BuildRunRole.JUDGED
 
 
-def _report_for(build: BuildRecord, report: Mapping[str, Any], build_runs: list[BuildRun]) -> dict[str, Any]:
-    """Return the recorded report addressed to this database's build and BuildRuns (by run uuid)."""
-    by_uuid = {str(br.run_uuid): br.pk for br in build_runs}
-    rows = []
-    for row in _list(report.get("runs") or [], "reports.runs"):
-        row = _mapping(row, "reports.runs")
-        if str(row.get("run_uuid")) in by_uuid:
-            rows.append({**row, "build_run_id": by_uuid[str(row.get("run_uuid"))]})
-    return {**report, "build_id": build.pk, "runs": rows}
+def _report_for(
+    build: BuildRecord, outcome: Mapping[str, Any], rows: Mapping[str, Mapping[str, Any]], build_runs: list[BuildRun]
+) -> dict[str, Any]:
+    """Return the rig's report of ``build_runs`` (their recorded rows, by run uuid)
+    addressed to this database's build and BuildRuns; every run must have its row."""
+    report_rows = []
+    for build_run in build_runs:
+        row = rows.get(str(build_run.run_uuid))
+        if row is None:
+            raise ApplicationError(f"no report of run {build_run.run_uuid}", field="reports.runs")
+        report_rows.append({**row, "build_run_id": build_run.pk})
+    return {**outcome, "build_id": build.pk, "runs": report_rows}
