@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from leaderboard.boards import bound_views, index_views, views, views_exports
+from leaderboard.boards import bound_views, index_views, views, views_exports, views_published, views_runs
 
 app_name = "boards"
 
@@ -17,13 +17,15 @@ urlpatterns = [
     path("models/", index_views.models, name="models"),
     path("gpus/<path:model>/", views.gpu_page, name="gpu"),
     path("models/<int:model_file_id>/", views.model_page, name="model"),
-    path("runs/<int:run_id>/", views.run_page, name="run"),
-    path("compare/", views.compare_page, name="compare"),
+    path("runs/<int:run_id>/", views_runs.run_page, name="run"),
+    path("compare/", views_runs.compare_page, name="compare"),
     path("estimate/", bound_views.estimate_page, name="estimate"),
-    path("sweeps/", views.sweeps_page, name="sweeps"),
-    path("concurrency/", views.concurrency_page, name="concurrency"),
-    path("published/comparisons/", views.published_comparisons, name="published-comparisons"),
-    path("published/comparisons/<int:comparison_id>/", views.published_comparison, name="published-comparison"),
-    path("published/experiments/", views.experiments, name="experiments"),
-    path("published/sources/<int:source_id>/", views.source_page, name="source"),
+    path("sweeps/", views_runs.sweeps_page, name="sweeps"),
+    path("concurrency/", views_runs.concurrency_page, name="concurrency"),
+    path("published/comparisons/", views_published.published_comparisons, name="published-comparisons"),
+    path(
+        "published/comparisons/<int:comparison_id>/", views_published.published_comparison, name="published-comparison"
+    ),
+    path("published/experiments/", views_published.experiments, name="experiments"),
+    path("published/sources/<int:source_id>/", views_published.source_page, name="source"),
 ]
