@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from leaderboard.results.models import Engine
+from runners.ab_design import HEAVY_CPU_SHARE, HEAVY_GPU_UTIL_PCT
 
 
 def num(value: Any, digits: int = 1) -> str:
@@ -194,3 +195,26 @@ def flash_attn_shown(configuration: Any) -> str:
         return "–"
     value = (match["value"] or "on").lower()
     return {"true": "on", "1": "on", "false": "off", "0": "off"}.get(value, value)
+
+
+def contention_note(extra: Any) -> str:
+    """Return what else used the rig while a run's repetitions ran, in words (the
+    runner's ``extra["contention"]``, runners/harness/contention.py), '' where the run
+    says nothing of it; a machine busier than the A/B rule judges is called busy."""
+    found = extra.get("contention") if isinstance(extra, dict) else None
+    if not isinstance(found, dict):
+        return ""
+    if found.get("reason"):
+        return f"Other processes' use of the rig was not measured: {found['reason']}."
+    share = found.get("others_cpu_share")
+    if share is None:
+        return "Other processes' use of the CPUs was not measured (no /proc on this rig)."
+    words = (
+        f"While the repetitions ran, other processes used {100 * share:.0f}% of the machine's CPUs "
+        f"({num(found.get('others_cpu_s'))} CPU-seconds in {num(found.get('wall_s'))} s)"
+    )
+    util, mem = found.get("gpu_others_util_pct"), found.get("gpu_others_mem_mib")
+    if util is not None:
+        words += f"; on the GPU, other processes peaked at {util:.0f}% SM use and held {num(mem, 0)} MiB"
+    busy = share > HEAVY_CPU_SHARE or (util is not None and util > HEAVY_GPU_UTIL_PCT)
+    return words + (": a busy machine, so this run may be slower than the rig alone." if busy else ".")

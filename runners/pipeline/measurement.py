@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from runners.delivery.payload import build_payload
 from runners.delivery.schema import payload_problems
 from runners.delivery.status_schema import FailureKind
 from runners.harness.concurrency import LevelResult, run_concurrency
+from runners.harness.contention import ContentionMeter, Gpus
 from runners.harness.fingerprint import capture
 from runners.harness.power_source import PowerSource, open_power_source
 from runners.harness.server import AttachedServer, LlamaServer, ServerError, ServerHandle
@@ -135,15 +136,16 @@ class Measurement:
         self.live.open(self._payload(server, started, None, server.log_tail(), monitor.reason))
         if self.live.ended is not None:
             raise self.live.ended  # the service holds this run as ended already: it would keep nothing
-        run_suite(
-            server,
-            self.workload,
-            monitor=monitor,
-            session=session,
-            progress=self.notify,
-            on_sample=self._sample,
-            result=self.suite,
-        )
+        with self._contention(server):
+            run_suite(
+                server,
+                self.workload,
+                monitor=monitor,
+                session=session,
+                progress=self.notify,
+                on_sample=self._sample,
+                result=self.suite,
+            )
         if self.suite.status == "finished" and self.config.sweep.enabled:
             _, reason = run_sweep(
                 server,
@@ -170,6 +172,28 @@ class Measurement:
             )
             if reason:
                 self.suite.status, self.suite.failure_reason = "failed", reason
+
+    @contextlib.contextmanager
+    def _contention(self, server: ServerHandle) -> Iterator[None]:
+        """Record in ``extra["contention"]`` what else used the rig while the
+        repetitions ran (runners/harness/contention.py), kept when they stop part
+        way. An attached server is not this runner's process: its own CPU time could
+        not be told from the others', so nothing is recorded and the reason is."""
+        process = server.process if isinstance(server, LlamaServer) else None
+        if process is None:
+            self.extra["contention"] = {"reason": "the server is not this runner's process: its CPU is not told apart"}
+            yield
+            return
+        gpus = Gpus()
+        window = ContentionMeter(lambda: [process.pid], gpus=gpus).window()
+        try:
+            with window:
+                yield
+        finally:
+            gpus.close()
+            reading = getattr(window, "reading", None)  # none where the window never opened
+            if reading is not None:
+                self.extra["contention"] = {**reading.as_dict(), "over": "repetitions"}
 
     def _sample(self, sample: Any) -> None:
         payload = sample.payload()

@@ -63,6 +63,10 @@ def test_it_benchmarks_gemma_and_the_service_stores_the_run(
         assert (s["energy_j"], s["power_w_mean"], s["vram_peak_mib"]) == (None, None, None)
     assert run["extra"]["cached_prompt_tokens"] == [0, 0, 0]
     assert run["extra"]["power_unavailable_reason"]
+    # What else used the rig while the repetitions ran: a share of the CPUs, measured (no GPU here).
+    contention = run["extra"]["contention"]
+    assert contention["over"] == "repetitions" and 0 <= contention["others_cpu_share"] <= 1
+    assert contention["wall_s"] > 0 and contention["gpu_others_util_pct"] is None
 
     # The service's summary is the runner's statistics over the same raw samples.
     summary = run["summary"]

@@ -32,6 +32,7 @@ register.filter("field_label", field_label)
 register.filter("reason_text", formatting.reason_text)
 register.filter("flash_attn_shown", formatting.flash_attn_shown)
 register.filter("cost_label", formatting.cost_label)
+register.filter("contention_note", formatting.contention_note)
 # A recorded command line, log or path as another machine reads it: files by name, no loopback port.
 register.filter("portable", portable_text)
 register.simple_tag(formatting.provenance_badge)
