@@ -30,6 +30,7 @@ from leaderboard.boards.selectors.leaderboard import (
 )
 from leaderboard.boards.selectors.noise import NOISE_MARGIN_RULE, rig_spreads
 from leaderboard.core.api.errors import api_not_found
+from leaderboard.core.conditional import conditional_on_data
 from leaderboard.intake.selectors import gpu_bench_places
 from leaderboard.regressions.selectors import rig_aa_summary, timeline_links_for_rig, timeline_links_for_runs
 from leaderboard.results.models import RigGpu
@@ -105,6 +106,7 @@ def _board_context(
 
 
 @require_GET
+@conditional_on_data
 def leaderboard(request: HttpRequest) -> HttpResponse:
     """The leaderboard: one workload ranked (the one with the most runs, unless the
     address names one, or ``workload=all`` for every workload mixed); ranked at N
@@ -137,6 +139,7 @@ def _every_workload(params: QueryDict) -> QueryDict:
 
 
 @require_GET
+@conditional_on_data
 def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
     """The stacks ranked on one GPU model: the leaderboard with its GPU filter set."""
     if not RigGpu.objects.visible_to(request.user).filter(model=model).exists():
@@ -160,6 +163,7 @@ def gpu_page(request: HttpRequest, model: str) -> HttpResponse:
 
 
 @require_GET
+@conditional_on_data
 def model_page(request: HttpRequest, model_file_id: int) -> HttpResponse:
     """The stacks and rigs ranked on one model file."""
     model_file = model_files_visible_to(request.user).filter(pk=model_file_id).first()

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from leaderboard.boards.exports import rows_csv, rows_json, rows_ndjson
 from leaderboard.boards.selectors.leaderboard import export_rows, leaderboard_export, leaderboard_query
+from leaderboard.core.conditional import conditional_on_data
 
 
 def _export(request: HttpRequest, kind: str) -> HttpResponseBase:
@@ -43,16 +44,19 @@ def _export(request: HttpRequest, kind: str) -> HttpResponseBase:
 
 
 @require_GET
+@conditional_on_data
 def leaderboard_csv(request: HttpRequest) -> HttpResponseBase:
     return _export(request, "csv")
 
 
 @require_GET
+@conditional_on_data
 def leaderboard_json(request: HttpRequest) -> HttpResponseBase:
     return _export(request, "json")
 
 
 @require_GET
+@conditional_on_data
 def leaderboard_ndjson(request: HttpRequest) -> HttpResponseBase:
     """The leaderboard's rows one JSON object a line, streamed: a script mirrors the board with it."""
     return _export(request, "ndjson")

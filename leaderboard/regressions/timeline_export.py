@@ -73,6 +73,11 @@ def _night(index: int, build: BuildRecord) -> dict[str, Any]:
         "queued_at": _iso(build.created_at),
         "finished_at": _iso(build.finished_at),
         "build_runs": [_build_run(br) for br in build_runs],
+        # As the recording service judged them: where it is imported, the service judges again.
+        "verdicts_recorded": [
+            {"reference_config": v.reference_config.name, "kind": v.kind, "confirmation": v.confirmation}
+            for v in build.verdicts.select_related("reference_config").order_by("reference_config_id", "pk")
+        ],
         # One report of every run: the importer reports each round as the service asks for it.
         "reports": [
             {

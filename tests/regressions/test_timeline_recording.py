@@ -135,6 +135,10 @@ def test_an_ab_confirmed_timeline_is_judged_again_and_confirmed_the_same_where_i
     assert (sub.follows, sub.release_source, sub.confirm_mode, sub.is_active) == ("releases", "sdist", "ab", False)
     assert (imported.builds_created, imported.runs_created) == (3, len(document["runs"]))
     assert _verdicts(sub) == judged
+    recorded_kinds = [
+        (n["commit"], v["kind"], v["confirmation"]) for n in document["builds"] for v in n["verdicts_recorded"]
+    ]
+    assert recorded_kinds == [(commit, kind, confirmation) for commit, kind, confirmation, _ in judged]
     slow = sub.builds.get(commit="b101")
     assert slow.status == "benchmarked" and not slow.build_runs.filter(status="queued").exists()
     # Every round's benchmark time, as the rig reported them: the first report and each batch of pairs.
