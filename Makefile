@@ -42,6 +42,7 @@ system-deps:
 DEMO_RIG := rigboard-dev-vm-demo
 DEMO_RIG_2T := rigboard-dev-vm-2threads-demo
 DEMO_GPU_RIG := lent-h200-demo
+DEMO_RELEASES_RIG := rigboard-dev-vm-releases-demo
 DEMO_DATA := leaderboard/results/demo_data
 demo: export DEBUG ?= true
 # Static files as production serves them: collected, compressed, by WhiteNoise
@@ -66,6 +67,9 @@ demo-data:
 	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RIG_2T) --cpu "AMD EPYC (2 cores, no GPU)" \
 	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch" \
 	  $(DEMO_DATA)/nightly/gemma-270m-cpu-2threads.json
+	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RELEASES_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
+	  --notes "Rigboard's development VM replaying real llama.cpp releases (benchmarks/replay_releases.sh): each built from its source distribution, benchmarked with Gemma 3 270M at 1 and 2 threads, changes confirmed by A/B pairs" \
+	  $(DEMO_DATA)/nightly/releases-*.json
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_GPU_RIG) --cpu "16 cores (a lent NVIDIA H200 machine)" \
 	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only: random weights answer nothing right)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json

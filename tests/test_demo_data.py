@@ -52,7 +52,19 @@ from leaderboard.regressions.models import Verdict
 regression = Verdict.objects.get(build__subscription=sub, kind="regression")
 report = client.get(f"/regressions/report/{regression.pk}/")
 gpu_campaign = Campaign.objects.get(rig__name="lent-h200-demo")
+# The replay of real llama.cpp releases (benchmarks/replay_releases.sh), recorded on this machine.
+releases = Subscription.objects.get(rig__name="rigboard-dev-vm-releases-demo")
+release_pages = [client.get(f"/regressions/{releases.pk}/{r.pk}/").text for r in releases.reference_configs.all()]
+release_builds = releases.builds.order_by("created_at")
+release_matrix = client.get(matrix_url(releases.repo_url, releases.branch)).text
 print(json.dumps({
+    "releases": {
+        "follows": [releases.follows, releases.release_source, releases.confirm_mode, releases.is_active],
+        "builds": [[b.commit, b.status, [[v.reference_config.name, v.kind, v.confirmation] for v in
+                    b.verdicts.select_related("reference_config").order_by("reference_config_id", "pk")]]
+                   for b in release_builds],
+        "pages": release_pages, "matrix": release_matrix,
+    },
     "gpu_campaign": {
         "page": client.get(f"/campaigns/{gpu_campaign.pk}/").text,
         "roles": sorted(gpu_campaign.trials.values_list("role", flat=True)),
@@ -103,6 +115,7 @@ def _recorded() -> dict:
         "campaign": json.loads(campaign_file.read_text()),
         "timeline": json.loads(timeline_file.read_text()),
         "second": json.loads(second_file.read_text()),
+        "releases": [json.loads(p.read_text()) for p in sorted((DEMO_DATA / "nightly").glob("releases-*.json"))],
         "run_files": len(list((DEMO_DATA / "runs").glob("*.json"))),
         "llama_bench_rows": sum(len(json.loads(p.read_text())) for p in (DEMO_DATA / "llama-bench").glob("*.json")),
     }
@@ -198,6 +211,28 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
     concurrency = result["concurrency"]
     assert concurrency["levels"] == [1, 2, 4] and concurrency["page"] == 200
+
+    # Real llama.cpp history: consecutive releases replayed on this machine, each built from its
+    # source distribution, judged again here from the raw runs to the verdicts the replay recorded,
+    # every release linked upstream, at 1 and 2 threads, on the timeline and the matrix.
+    releases, (recording,) = result["releases"], recorded["releases"]
+    assert releases["follows"] == ["releases", "sdist", "ab", False]
+    assert len(recording["builds"]) >= 12
+    assert releases["builds"] == [
+        [
+            night["commit"],
+            "failed" if night["reports"][0]["status"] == "failed" else "benchmarked",
+            [[v["reference_config"], v["kind"], v["confirmation"]] for v in night["verdicts_recorded"]],
+        ]
+        for night in recording["builds"]
+    ]
+    commits = [night["commit"] for night in recording["builds"]]
+    assert all(c.startswith("b") and c[1:].isdigit() for c in commits)
+    assert len(releases["pages"]) == 2
+    for page in releases["pages"]:
+        assert all(f"https://github.com/ggml-org/llama.cpp/releases/tag/{c}" in page for c in commits)
+        assert "/tmp/" not in page and "/root/" not in page
+    assert all(c in releases["matrix"] for c in commits)
     # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the
     # confirmation, each a stored run.
     gpu = result["gpu_campaign"]

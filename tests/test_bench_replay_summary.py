@@ -1,0 +1,53 @@
+"""benchmarks/replay_summary.py: a replay's JSON (rigboard-replay/1) as the
+README's table, from the replay's own figures (medians of the judged runs'
+repetitions, verdicts with their A/B answers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.replay_summary import main
+
+REFS = ["Gemma 1 thread", "Gemma 2 threads"]
+
+
+def _release(number: int, tps: list[float], verdict: dict | None = None) -> dict:
+    return {
+        "release": number,
+        "url": f"https://github.com/ggml-org/llama.cpp/releases/tag/b{number}",
+        "load_1m": [0.4, None],
+        "build": {"build_time_s": 86.7, "cached": number == 2, "bench_time_s": 45.1},
+        "verdicts": [{"reference": REFS[0], **verdict}] if verdict else [],
+        "runs": [
+            {"reference": REFS[0], "role": "noise", "decode_tokens_per_s": [1.0]},
+            {"reference": REFS[0], "role": "judged", "decode_tokens_per_s": tps},
+        ],
+    }
+
+
+def test_each_release_is_a_row_with_its_median_and_its_verdict(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    regression = {
+        "kind": "regression", "effect_pct": -5.04, "p_value": 0.0013, "confirmation": "ab_confirmed",
+        "ab": {"n_pairs": 4, "effect_pct": -4.9, "ci_pct": [-6.1, -3.7]},
+    }  # fmt: skip
+    path = tmp_path / "replay.json"
+    path.write_text(json.dumps({
+        "label": "recorded here", "references": [{"name": r} for r in REFS],
+        "releases": [_release(1, [70.0, 80.0, 75.0]), _release(2, [71.0, 72.0, 73.0], regression)],
+    }))  # fmt: skip
+
+    assert main([str(path)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "recorded here"
+    assert (
+        lines[3]
+        == "| [b1](https://github.com/ggml-org/llama.cpp/releases/tag/b1) | 87 | 45 | 0.4 | 75.00 | – | – | – |"
+    )
+    assert lines[4].startswith(
+        "| [b2](https://github.com/ggml-org/llama.cpp/releases/tag/b2) | 87 (cache) | 45 | 0.4 | 72.00 |"
+    )
+    assert "regression -5.0% (p 0.0013); A/B 4 pairs -4.9% [-6.1, -3.7]: ab_confirmed" in lines[4]
