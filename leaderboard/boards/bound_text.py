@@ -5,6 +5,8 @@ and the fenced row cells (speedups/cells.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
@@ -127,4 +129,31 @@ def outlier_note(rb: RunBound | None, peers: Estimate | None) -> SafeString:
         f"{peers.share_low * 100:.0f}",
         f"{peers.share_high * 100:.0f}",
         f"{rb.share * 100:.0f}",
+    )
+
+
+# A campaign's best trial against its bound: above this share little is left for a search
+# to find, below the other much is (the issue's 95% and 40% as the ends of the range).
+HEADROOM_SMALL_SHARE = 0.85
+HEADROOM_LARGE_SHARE = 0.6
+
+
+def headroom_note(rb: RunBound | None, trial_number: Any) -> SafeString:
+    """Return what a campaign's best trial leaves to find, read off its bound; '' without one."""
+    if rb is None or rb.bound is None or rb.gauge is None:
+        return format_html("")
+    gauge, where = rb.gauge, f"{rb.bound.tokens_per_s:,.1f} t/s, {memories(rb.bound)}"
+    if gauge.over_by_speculation:
+        return format_html(
+            "Trial {} passes the single-token memory-bandwidth bound ({}) by speculative decoding.", trial_number, where
+        )
+    share = f"{gauge.ratio * 100:.0f}%"
+    if gauge.ratio >= HEADROOM_SMALL_SHARE:
+        verdict = "little is left for a search to find: the memory is close to saturated"
+    elif gauge.ratio < HEADROOM_LARGE_SHARE:
+        verdict = "much is left: offload, threads, batch or the build hold it back, which a search can find"
+    else:
+        verdict = "some is left for a search to find"
+    return format_html(
+        "Trial {} decodes at {} of this rig's memory-bandwidth bound ({}): {}.", trial_number, share, where, verdict
     )

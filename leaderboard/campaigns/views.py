@@ -31,6 +31,7 @@ from leaderboard.campaigns.selectors import (
     reported_source_list,
 )
 from leaderboard.core.labels import field_label
+from leaderboard.results.hardware.selectors import bounds_for_ids
 from leaderboard.results.models import Source
 from runners.campaign.spec import OBJECTIVES
 from runners.portable import file_name, portable_text
@@ -75,6 +76,9 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     measured = [t for t in trials if t.state == "complete" and t.value is not None]
     failed_checks = [t for t in measured if not pareto_candidate(t)]
     rows = [_row(t, analysis, list(campaign.spec.get("space", {}))) for t in trials]
+    # Each trial's decode against this rig's memory-bandwidth bound: how much a search can still find.
+    bounds = bounds_for_ids(t.run_id for t in trials if t.run_id)
+    best_run = next((t.run_id for t in trials if analysis.best and t.number == analysis.best.get("number")), None)
     return render(
         request,
         "campaigns/detail.html",
@@ -91,6 +95,8 @@ def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "pareto_summary": [line.replace(objective, objective_label) for line in analysis.pareto_summary]
             if objective
             else analysis.pareto_summary,
+            "bounds": bounds,
+            "best_bound": bounds.get(best_run) if best_run else None,
             "measured_count": len(measured),
             "failed_check_count": len(failed_checks),
             "direction": OBJECTIVES.get(objective, "maximize"),

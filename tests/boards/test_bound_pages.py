@@ -107,3 +107,29 @@ def test_the_compare_page_gives_each_run_its_share_of_the_bound(client: Client, 
     b = measured(board_run, rig="rig-b", tps=[702.0])
     html = client.get(f"/compare/?runs={a.pk},{b.pk}").text
     assert re.findall(r">(\d+)%</span> of bound", html) == ["50", "75"]
+
+
+@pytest.mark.parametrize(("tps", "said"), [(468.0, "50%"), (900.0, "96%")])
+def test_a_campaign_gives_each_trial_its_share_and_says_what_its_best_leaves_to_find(
+    client: Client, board_run, tps: float, said: str
+) -> None:
+    from leaderboard.campaigns.models import Campaign, Trial
+
+    slow, best = measured(board_run, rig="rig-a", tps=[tps / 2]), measured(board_run, rig="rig-a", tps=[tps])
+    spec = {"name": "ngl", "strategy": "grid", "space": {"threads": [1, 2]}, "budget": {"trials": 2},
+            "repetitions": 1, "objective": "decode_tokens_per_s"}  # fmt: skip
+    campaign = Campaign.objects.create(rig=best.rig, name="ngl", spec=spec, status="finished")
+    for number, run in ((1, slow), (2, best)):
+        value = run.decode_tokens_per_s_mean
+        Trial.objects.create(
+            campaign=campaign, number=number, params={"threads": number}, state="complete", value=value, run=run,
+            samples=[value],
+        )  # fmt: skip
+
+    html = client.get(f"/campaigns/{campaign.pk}/").text
+
+    assert html.count('<span class="bound-share"') == 2 and f">{said}</span>" in html
+    headroom = re.search(r'<p class="bound-headroom">(.*?)</p>', html, re.S)
+    assert headroom is not None and f"Trial 2 decodes at {said} of this rig" in headroom.group(1)
+    assert ("much is left" in headroom.group(1)) == (said == "50%")
+    assert ("little is left" in headroom.group(1)) == (said == "96%")

@@ -16,6 +16,7 @@ register = template.Library()
 register.simple_tag(bound_text.bound_sentence)
 register.simple_tag(bound_text.prefill_sentence)
 register.simple_tag(bound_text.outlier_note)
+register.simple_tag(bound_text.headroom_note)
 register.filter("bound_details", bound_text.bound_details)
 
 
