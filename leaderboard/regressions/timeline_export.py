@@ -6,7 +6,8 @@ posted, read from the copies its worker kept (``RIGBOARD_RUNS_DIR``).
 
 Imported elsewhere, the service judges every run again from its raw samples
 and asks for the same confirmation the recording holds. No path of the
-recording machine travels: the model and the binary by file name."""
+recording machine travels: the model, the binary, the command lines and the
+server logs with files by name (runners.portable)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import BuildRecord, BuildRun, Subscription
 from leaderboard.regressions.services.imports import TIMELINE_FORMAT
 from leaderboard.regressions.states import CONFIRMING, BuildRunStatus, BuildStatus
+from runners.portable import portable_text
 
 # The rig's word for a build's own outcome (nightly_schema.BuildOutcomeName) by the phase it left.
 _OUTCOME = {BuildStatus.FAILED: "failed", BuildStatus.ERROR: "error"}
@@ -100,12 +102,24 @@ def _night(index: int, build: BuildRecord) -> dict[str, Any]:
     }
 
 
+def _portable(document: dict[str, Any]) -> dict[str, Any]:
+    """Return a run document as another machine reads it: its command line and server log
+    with files by name and no loopback port (runners.portable), the rest as posted."""
+    configuration = dict(document.get("configuration") or {})
+    if configuration.get("command_line"):
+        configuration["command_line"] = portable_text(str(configuration["command_line"]))
+    portable = {**document, "configuration": configuration}
+    if document.get("server_log_tail"):
+        portable["server_log_tail"] = portable_text(str(document["server_log_tail"]))
+    return portable
+
+
 def _documents(runs_dir: Path, uuids: Iterable[str]) -> list[dict[str, Any]]:
     documents = []
     for uuid in uuids:
         path = runs_dir / f"{uuid}.json"
         if path.exists():
-            documents.append(json.loads(path.read_text()))
+            documents.append(_portable(json.loads(path.read_text())))
     return documents
 
 
