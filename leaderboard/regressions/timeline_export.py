@@ -92,7 +92,7 @@ def _night(index: int, build: BuildRecord) -> dict[str, Any]:
                     "status": _OUTCOME.get(BuildStatus(build.status), "built"),
                     "build_time_s": build.build_time_s,
                     "compiler": build.compiler,
-                    "log_tail": build.log_tail,
+                    "log_tail": portable_text(build.log_tail),
                     "binary_path": PurePath(build.binary_path).name,
                     "cached": build.cached,
                 },

@@ -57,7 +57,12 @@ def _report(build: BuildRecord, build_runs: list[BuildRun]) -> dict[str, Any]:
         "build_id": build.pk,
         "status": "built",
         "bench_time_s": 30.0,
-        "build": {"build_time_s": 60.0, "compiler": "cc", "binary_path": "/root/.cache/b/llama-server"},
+        "build": {
+            "build_time_s": 60.0,
+            "compiler": "cc",
+            "binary_path": "/root/.cache/b/llama-server",
+            "log_tail": "$ cmake --build /root/.cache/b/sdist/build -j 2",
+        },
         "runs": [{"build_run_id": br.pk, "run_uuid": str(br.run_uuid), "status": "finished"} for br in build_runs],
     }
 

@@ -34,7 +34,7 @@ from leaderboard.regressions.models import (
 )
 from leaderboard.regressions.services.builds import build_report_record
 from leaderboard.regressions.services.confirmation import sends_held
-from leaderboard.regressions.states import BuildRunRole, BuildRunStatus
+from leaderboard.regressions.states import CONFIRMING, BuildRunRole, BuildRunStatus
 from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Rig
 
@@ -165,11 +165,11 @@ def _night_import(
     }
     first = [e for e in entries if _role(e) in _FIRST_ROUND]
     later = [e for e in entries if _role(e) not in _FIRST_ROUND]
-    asked, stored = _build_runs_create(build, references, first), 0
-    stored += _documents_store(build, asked, runs)
+    first_runs = _build_runs_create(build, references, first)
+    stored = _documents_store(build, first_runs, runs)
     with sends_held():
-        build_report_record(report=_report_for(build, outcome, rows, asked))
-        while asked := list(build.build_runs.filter(status=BuildRunStatus.QUEUED).order_by("repeat", "pk")):
+        build_report_record(report=_report_for(build, outcome, rows, first_runs))
+        while (asked := _asked(build)) is not None:
             if len(later) < len(asked):
                 raise ApplicationError(
                     f"the service asks for {len(asked)} more runs than the recording holds", field="build_runs"
@@ -187,6 +187,19 @@ def _night_import(
     if finished:
         BuildRecord.objects.filter(pk=build.pk).update(finished_at=_when(finished, "finished_at"))
     return stored
+
+
+def _asked(build: BuildRecord) -> list[BuildRun] | None:
+    """Return the runs the service asks for to confirm the build's changes (queued while
+    it confirms: re-runs, A/B pairs), None once it asks for none. A run the rig never
+    reported outside a confirmation (a build that failed) is not asked for."""
+    build.refresh_from_db(fields=["status"])
+    if build.status not in CONFIRMING:
+        return None
+    asked = list(build.build_runs.filter(status=BuildRunStatus.QUEUED).order_by("repeat", "pk"))
+    if not asked:
+        raise ApplicationError("the build waits on a confirmation with no run asked for", field="build_runs")
+    return asked
 
 
 def _build_runs_create(
@@ -256,12 +269,7 @@ def _role(entry: Mapping[str, Any]) -> str:
 def _report_for(
     build: BuildRecord, outcome: Mapping[str, Any], rows: Mapping[str, Mapping[str, Any]], build_runs: list[BuildRun]
 ) -> dict[str, Any]:
-    """Return the rig's report of ``build_runs`` (their recorded rows, by run uuid)
-    addressed to this database's build and BuildRuns; every run must have its row."""
-    report_rows = []
-    for build_run in build_runs:
-        row = rows.get(str(build_run.run_uuid))
-        if row is None:
-            raise ApplicationError(f"no report of run {build_run.run_uuid}", field="reports.runs")
-        report_rows.append({**row, "build_run_id": build_run.pk})
+    """Return the rig's report of ``build_runs`` (their recorded rows, by run uuid; a run
+    of a build that failed has none) addressed to this database's build and BuildRuns."""
+    report_rows = [{**rows[str(br.run_uuid)], "build_run_id": br.pk} for br in build_runs if str(br.run_uuid) in rows]
     return {**outcome, "build_id": build.pk, "runs": report_rows}
