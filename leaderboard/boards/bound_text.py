@@ -141,7 +141,7 @@ HEADROOM_LARGE_SHARE = 0.6
 def headroom_note(rb: RunBound | None, trial_number: Any) -> SafeString:
     """Return what a campaign's best trial leaves to find, read off its bound; '' without one."""
     if rb is None or rb.bound is None or rb.gauge is None:
-        return format_html("")
+        return SafeString("")
     gauge, where = rb.gauge, f"{rb.bound.tokens_per_s:,.1f} t/s, {memories(rb.bound)}"
     if gauge.over_by_speculation:
         return format_html(
