@@ -29,18 +29,21 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, required=True, help="the recording to write (JSON)")
         parser.add_argument("--recorded-on", default="", help="the machine, in words (its CPU, cores, load)")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def _subscription(self, options: dict[str, Any]) -> Subscription:
         if options["rig"]:
             found = list(Subscription.objects.filter(rig__name=options["rig"]))
             if len(found) != 1:
                 raise CommandError(
                     f"--rig: {options['rig']!r} has {len(found)} subscriptions; name one with --subscription"
                 )
-            subscription = found[0]
-        else:
-            subscription = Subscription.objects.filter(pk=options["subscription"]).first()
-            if subscription is None:
-                raise CommandError(f"--subscription: no subscription {options['subscription']}")
+            return found[0]
+        subscription = Subscription.objects.filter(pk=options["subscription"]).first()
+        if subscription is None:
+            raise CommandError(f"--subscription: no subscription {options['subscription']}")
+        return subscription
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        subscription = self._subscription(options)
         if not options["runs_dir"].is_dir():
             raise CommandError(f"--runs-dir: no directory {options['runs_dir']}")
         try:
