@@ -41,7 +41,9 @@ from tests.fixtures.regressions import PORTABLE_FLAGS  # noqa: E402
 
 def release_binary(number: int, jobs: int) -> tuple[str, dict[str, Any]]:
     """Return release ``number``'s llama-server and its build's figures (built once, then cached)."""
-    spec = BuildSpec(repo_url=UPSTREAM_REPO, commit=f"b{number}", flags=PORTABLE_FLAGS, jobs=jobs, source="sdist")
+    spec = BuildSpec.from_flags_string(
+        repo_url=UPSTREAM_REPO, commit=f"b{number}", flags=PORTABLE_FLAGS, jobs=jobs, source="sdist"
+    )
     started = time.monotonic()
     built = build(spec, build_cache_dir())
     if not built.ok:
