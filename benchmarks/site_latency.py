@@ -15,14 +15,25 @@ database beside the 100k one:
 
     python benchmarks/site_latency.py --json 100k.json          # on the 100k database
     python benchmarks/site_latency.py --compare 100k.json       # on the 1M database
+
+The ``cpu/sql`` column is issue 40's ratio: the process's CPU per request (Django,
+templates, serialization, psycopg) over the time its SQL took (p50 each); the target
+is ≤ 1 on every page. ``--profile DIR`` then writes, for each page, a cProfile of
+``--iterations`` requests (``DIR/<page>.prof``) and prints its ten costliest functions
+by own time, so the CPU can be found at its cause.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import datetime
+import io
 import json
 import os
+import platform
+import pstats
+import re
 import statistics
 import sys
 import time
@@ -84,12 +95,39 @@ def pages() -> list[tuple[str, str, str]]:
     ]
 
 
+def cpu_model() -> str:
+    """The machine's CPU as /proc/cpuinfo names it (the figures hold for one CPU kind)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def profile_page(client, name: str, url: str, iterations: int, folder: Path) -> None:
+    """Write a cProfile of ``iterations`` requests to ``url`` and print its ten costliest functions."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(iterations):
+        client.get(url)
+    profiler.disable()
+    folder.mkdir(parents=True, exist_ok=True)
+    profiler.dump_stats(folder / (re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") + ".prof"))
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(10)
+    print(f"--- {name}: own time per function over {iterations} requests")
+    print("\n".join(line for line in out.getvalue().splitlines() if re.match(r"\s+\d", line)))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", type=Path, help="write the figures (and raw times) to this file")
     parser.add_argument("--compare", type=Path, help="a file written by --json: its figures beside these")
+    parser.add_argument("--profile", type=Path, help="write each page's cProfile here and print its top functions")
     args = parser.parse_args()
     before = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
 
@@ -105,8 +143,11 @@ def main() -> int:
     runs, samples = Run.objects.count(), Sample.objects.count()
     print(f"database {connection.settings_dict['NAME']}: {runs:,} runs, {samples:,} samples")
     load_before = os.getloadavg()[0]
-    print(f"load average (1 min) before: {load_before:.1f} on {os.cpu_count()} CPUs")
-    header = f"{'page':40} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'cpu p50':>7} {'sql p50':>7} {'queries':>7}"
+    print(f"load average (1 min) before: {load_before:.1f} on {os.cpu_count()} CPUs ({cpu_model()})")
+    header = (
+        f"{'page':40} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'cpu p50':>7} {'sql p50':>7} {'cpu/sql':>7} "
+        f"{'queries':>7}"
+    )
     if before is not None:
         size = f"{before['runs'] // 1000:,}k"
         print(f"beside: {args.compare} ({before['runs']:,} runs, {before['date']}, load {before['load_before']:.1f})")
@@ -136,9 +177,10 @@ def main() -> int:
         target = TARGETS_MS.get(group)
         verdict = "" if target is None else (f"≤ {target:.0f} ok" if p95 <= target else f"≤ {target:.0f} MISSED")
         failed |= target is not None and p95 > target
+        ratio = statistics.median(cpu) / statistics.median(sql) if statistics.median(sql) else float("inf")
         line = (
             f"{name:40} {p50:7.1f} {p95:7.1f} {max(wall):7.1f} {statistics.median(cpu):7.1f} "
-            f"{statistics.median(sql):7.1f} {queries:7d}"
+            f"{statistics.median(sql):7.1f} {ratio:7.2f} {queries:7d}"
         )
         if before is not None:
             old = before["pages"].get(name)
@@ -152,17 +194,22 @@ def main() -> int:
             "max_ms": max(wall),
             "cpu_p50_ms": statistics.median(cpu),
             "sql_p50_ms": statistics.median(sql),
+            "cpu_over_sql": ratio,
             "queries": queries,
             "wall_ms": wall,
         }
     load_after = os.getloadavg()[0]
     print(f"load average (1 min) after: {load_after:.1f}")
+    if args.profile:
+        for name, _group, url in pages():
+            profile_page(client, name, url, args.iterations, args.profile)
     if args.json:
         document = {
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "runs": runs,
             "samples": samples,
             "cpus": os.cpu_count(),
+            "cpu_model": cpu_model(),
             "iterations": args.iterations,
             "load_before": load_before,
             "load_after": load_after,

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.core.exceptions import ObjectDoesNotExist
+
 from leaderboard.results.models import Engine, Run, SpeculativeType, SummarySource
 
 
@@ -106,6 +108,8 @@ class LeaderboardRow:
     source_key: str = ""
     # The repetitions its source stated (a workload's n), for rows with no stored samples.
     n_stated: int | None = None
+    # Decode t/s ÷ the run's memory-bandwidth bound, as stored (results/hardware/stored.py).
+    decode_share_of_bound: float | None = None
 
     @property
     def speculative_shown(self) -> str:
@@ -184,6 +188,9 @@ EXPORT_NOTES = {
     "'published' (as an article printed them), 'printed' (llama-bench's mean ± SD) or 'sweep' "
     "(the shortest context of a context sweep).",
     "speculative_type": "Speculative decoding used; empty for none.",
+    "decode_share_of_bound": "Decode t/s as a share of the run's memory-bandwidth bound (0.72 for 72%): "
+    "bandwidth ÷ bytes read per token, from the hardware catalog and the model file; empty where the run "
+    "has no bound or speculative decoding passes it.",
 }
 
 
@@ -196,7 +203,7 @@ ROW_VALUES = (
     "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
     "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at", "summary_source",
     "cost_usd_per_mtok", "source__published_date", "model_file_id", "source_id", "source__author_handle",
-    "source__key", "workload__repetitions",
+    "source__key", "workload__repetitions", "bound_share__decode_share",
 )  # fmt: skip
 
 
@@ -257,6 +264,7 @@ def row_from_values(
         source_author=v["source__author_handle"] or "",
         source_key=v["source__key"] or "",
         n_stated=v["workload__repetitions"],
+        decode_share_of_bound=v["bound_share__decode_share"],
     )
 
 
@@ -267,7 +275,10 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
     for name in ROW_VALUES:
         # "model_file__name" is run.model_file.name; "pk", run.pk. No source: None.
         head, _, attr = name.partition("__")
-        related = getattr(run, head)
+        try:
+            related = getattr(run, head)
+        except ObjectDoesNotExist:  # a reverse one-to-one with no row (no stored bound share)
+            related = None
         values[name] = (getattr(related, attr) if related is not None else None) if attr else related
     samples = list(run.samples.all())
     return row_from_values(

@@ -43,7 +43,7 @@ from leaderboard.results.selectors import model_files_visible_to
 COLUMNS = [
     ("model", "Model", "col-model"),
     ("decode", "Decode t/s", "num col-decode"),
-    ("", "Of bound", "num opt col-bound"),
+    ("bound", "Of bound", "num opt col-bound"),
     ("engine", "Stack", "opt col-stack"),
     ("rig", "Rig / GPUs", "opt col-rig"),
     ("ctx", "Context", "num opt col-ctx"),

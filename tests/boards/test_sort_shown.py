@@ -16,6 +16,7 @@ import pytest
 from leaderboard.boards.filters import SORTS
 from leaderboard.results.models import Run, Workload
 from leaderboard.results.services.published import published_import
+from tests.boards import test_bound_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -83,6 +84,8 @@ def _date(row: dict[str, str]) -> str | None:
 # sort key → the value the page shows for it (None: a blank cell).
 SHOWN: dict[str, Callable[[dict[str, str]], Any]] = {
     "decode": lambda r: number(text(re.search(r'class="strong decode[^>]*>(.*?)</a>', r["col-decode"]).group(1))),
+    # "72%"; "–" (no bound) and "spec. › bound" (speculative past it) are blank.
+    "bound": lambda r: number(m.group(1)) if (m := re.search(r"([\d,]+)%", text(r["col-bound"]))) else None,
     "n": _stat(r"\bn (\d+)"),
     "stdev": _stat(r"σ ([\d,.]+)"),
     "range": _range,
@@ -110,6 +113,11 @@ def board(board_run, reported_run) -> None:
     board_run(rig="Beta-rig", model="Zeta-model", quant="Q8_0", spec="none", draft=None, energy_j=None)
     board_run(rig="gamma-rig", model="Alpha-Model", gpus=[("a100", 1)], energy_j=400.0, tps=[50.0, 70.0])
     board_run(rig="Delta-rig", model="beta-model", spec="draft", created_at=dt.datetime(2026, 1, 2, tzinfo=dt.UTC))
+    # Shares of the memory-bandwidth bound far apart: one GGUF (1.0 GB read per token) at three speeds on a 3090.
+    gguf = {"fingerprint": {"model": {"gguf": test_bound_pages.HEADER}}}
+    for rig, tps in (("epsilon-rig", [300.0]), ("zeta-rig", [600.0, 610.0]), ("eta-rig", [900.0])):
+        board_run(rig=rig, gpus=[("RTX 3090", 1)], model="dense-8b", quant="Q8_0", architecture="dense", tps=tps,
+                  spec="none", draft=None, run=gguf)  # fmt: skip
 
 
 def test_the_table_tells_which_keys_it_can_be_checked_on() -> None:

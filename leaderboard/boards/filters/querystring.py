@@ -12,6 +12,8 @@ from typing import Any
 # the cost a row prints (electricity, else the published price), the date it prints.
 SORTS: dict[str, tuple[str, str]] = {
     "decode": ("Decode t/s", "decode_tokens_per_s_mean"),
+    # The stored share of the run's memory-bandwidth bound (results/hardware/stored.py).
+    "bound": ("Of bound", "bound_share__decode_share"),
     "n": ("n", "n_samples"),
     "stdev": ("σ t/s", "decode_tokens_per_s_stdev"),
     "range": ("Range t/s", "decode_tokens_per_s_range"),

@@ -16,7 +16,7 @@ MAX_COMPARED = 6
 
 def _runs_with_everything() -> RunQuerySet:
     return Run.objects.select_related(
-        "rig", "stack", "model_file", "configuration", "workload", "source"
+        "rig", "stack", "model_file", "configuration", "workload", "source", "bound_share"
     ).prefetch_related(
         Prefetch("rig__gpus", queryset=RigGpu.objects.order_by("position", "id")),
         Prefetch("samples", queryset=Sample.objects.order_by("index")),

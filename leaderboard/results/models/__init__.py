@@ -2,6 +2,7 @@
 workloads, runs with their raw samples and sweep points, and what the articles
 published (sources, comparisons, experiments, fits)."""
 
+from leaderboard.results.models.bounds import RunBoundShare
 from leaderboard.results.models.catalog import (
     Architecture,
     Configuration,
@@ -61,6 +62,7 @@ __all__ = [
     "RigScopedQuerySet",
     "RigToken",
     "Run",
+    "RunBoundShare",
     "RunQuerySet",
     "RunSpread",
     "RunStatus",

@@ -22,6 +22,7 @@ from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 
 from leaderboard.core.errors import ApplicationError
+from leaderboard.results.hardware.stored import store_ranked_shares
 from leaderboard.results.models import (
     ModelFile,
     Provenance,
@@ -191,4 +192,5 @@ def runs_insert_new(*, rig: Rig, datas: Sequence[Mapping[str, Any]]) -> list[Run
         samples += run_samples
         points += run_points
     runs_rows_store(runs=runs, samples=samples, points=points)
+    store_ranked_shares(runs)
     return runs

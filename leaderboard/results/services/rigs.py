@@ -13,7 +13,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
-from leaderboard.results.models import Rig, RigGpu, RigToken
+from leaderboard.results.hardware.stored import BATCH_RUNS, store_bound_shares
+from leaderboard.results.models import Rig, RigGpu, RigToken, Run, RunBoundShare, RunStatus
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,20 @@ def rig_hardware_update(*, rig: Rig, gpus: Sequence[GpuSpec] | None, **fields: A
         RigGpu(rig=rig, model=g.model, vram_gb=g.vram_gb, count=g.count, power_limit_w=g.power_limit_w, position=i)
         for i, g in enumerate(gpus)
     )
+    rig_bound_shares_renew(rig)
     return rig
+
+
+def rig_bound_shares_renew(rig: Rig) -> None:
+    """Recompute the stored bound shares of ``rig``'s runs, whose GPUs changed: now for a
+    rig of up to BATCH_RUNS ranked runs; past that the shares are dropped (its runs sort
+    last by the bound) and the nightly refresh or ``manage.py refresh_bounds`` stores them."""
+    ranked = Run.objects.filter(rig=rig, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    ids = list(ranked.values_list("pk", flat=True)[: BATCH_RUNS + 1])
+    if len(ids) <= BATCH_RUNS:
+        store_bound_shares(ids)
+    else:
+        RunBoundShare.objects.filter(run__rig=rig).delete()
 
 
 def rig_token_issue(*, rig: Rig, label: str = "") -> tuple[RigToken, str]:

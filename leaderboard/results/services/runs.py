@@ -18,6 +18,7 @@ from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
+from leaderboard.results.hardware.stored import store_ranked_shares
 from leaderboard.results.models import (
     Configuration,
     ModelFile,
@@ -274,6 +275,7 @@ def _run_create_atomic(
     sweep_objs = sweep_objects(new_run, sweep_points)
     run_summary_apply(run=new_run, samples=sample_objs, sweep_points=sweep_objs)
     run_rows_store(run=new_run, samples=sample_objs, points=sweep_objs)
+    store_ranked_shares([new_run])
     # In the order the detail lists them (Sample/SweepPoint Meta.ordering; NULL depths last).
     attach_prefetched(new_run, "samples", sorted(sample_objs, key=lambda s: s.index))
     attach_prefetched(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from leaderboard.results.hardware.stored import store_ranked_shares
 from leaderboard.results.models import Run, Sample, SummarySource, SweepPoint
 from runners import stats
 
@@ -96,4 +97,5 @@ def run_summary_update(*, run: Run) -> Run:
     """Recompute and save ``run``'s summary from its stored samples; return it."""
     run_summary_apply(run=run, samples=list(run.samples.all()), sweep_points=list(run.sweep_points.all()))
     run.save(update_fields=[*SUMMARY_FIELDS, "updated_at"])
+    store_ranked_shares([run])
     return run

@@ -1,0 +1,96 @@
+"""Each run's share of its bound, stored (``RunBoundShare``) so the leaderboard sorts by it.
+
+Written where runs are written (``store_bound_shares``: a new or appended run, a run
+whose rig's GPUs changed) and refreshed where the catalog or the method changed
+(``refresh_stale``: ``manage.py refresh_bounds``, the nightly beat entry): a share
+computed by other catalog rows or other code than today's has another ``digest``."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from functools import cache
+from itertools import islice
+from pathlib import Path
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from leaderboard.results.hardware.selectors import bounds_for_ids
+from leaderboard.results.models import Run, RunBoundShare, RunStatus
+
+BATCH_RUNS = 2000
+_HERE = Path(__file__).resolve().parent
+_BANDWIDTH = _HERE.parents[2] / "runners" / "bandwidth"
+# What a share is computed from besides the run and its rig: the catalog and the method.
+DIGEST_SOURCES = (
+    _HERE / "gpus.csv",
+    _HERE / "cpus.csv",
+    _HERE / "catalog.py",
+    _HERE / "runs.py",
+    _BANDWIDTH / "bound.py",
+    _BANDWIDTH / "offload.py",
+    _BANDWIDTH / "weights.py",
+)
+
+
+@cache
+def bound_digest() -> str:
+    """Return the digest of the catalog and the bound's code (16 hex digits)."""
+    digest = hashlib.sha256()
+    for path in DIGEST_SOURCES:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _batches(ids: Iterable[int], size: int) -> Iterator[list[int]]:
+    it = iter(ids)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def store_bound_shares(run_ids: Iterable[int]) -> int:
+    """Compute and store the share of each of these runs (an upsert); return how many."""
+    stored = 0
+    digest = bound_digest()
+    for chunk in _batches(run_ids, BATCH_RUNS):
+        bounds = bounds_for_ids(chunk)
+        rows = [RunBoundShare(run_id=pk, decode_share=rb.share, digest=digest) for pk, rb in bounds.items()]
+        RunBoundShare.objects.bulk_create(
+            rows, update_conflicts=True, unique_fields=["run"], update_fields=["decode_share", "digest"]
+        )
+        stored += len(rows)
+    return stored
+
+
+def store_ranked_shares(runs: Iterable[Run]) -> int:
+    """Store the share of those of ``runs`` the leaderboard ranks (finished, with a decode
+    figure): the write paths' one call, in their transaction; return how many."""
+    return store_bound_shares(
+        run.pk for run in runs if run.status == RunStatus.FINISHED and run.decode_tokens_per_s_mean is not None
+    )
+
+
+def stale_runs(after_id: int = 0) -> QuerySet[Run, int]:
+    """Return the ids past ``after_id`` of the ranked runs (finished, with a decode figure)
+    whose share is missing or was computed by another catalog or method, in id order
+    (an anti-join walked along the primary key: a batch reads about its own rows)."""
+    current = RunBoundShare.objects.filter(run=OuterRef("pk"), digest=bound_digest())
+    return (
+        Run.objects.filter(pk__gt=after_id, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+        .filter(~Exists(current))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def refresh_stale(limit: int | None = None) -> int:
+    """Store the share of every stale run (at most ``limit``); return how many were stored."""
+    stored, after_id = 0, 0
+    while limit is None or stored < limit:
+        size = BATCH_RUNS if limit is None else min(BATCH_RUNS, limit - stored)
+        chunk = list(stale_runs(after_id)[:size])
+        if not chunk:
+            break
+        stored += store_bound_shares(chunk)
+        after_id = chunk[-1]
+    return stored

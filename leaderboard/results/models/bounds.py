@@ -1,0 +1,40 @@
+"""Each run's decode share of its memory-bandwidth bound, stored so the leaderboard can
+sort by its "Of bound" column (issue 38).
+
+The share is computed in Python from the run, its rig and the hardware catalog
+(``results/hardware/runs.py``), which no SQL can order by; stored, it is an index walk.
+It sits beside the run, not on it: an update of ``results_run`` fires the run-spread
+trigger (migration 0010) and would un-HOT a row with a dozen indexes, for a figure
+derived from the others. ``digest`` names the catalog and the method a share was
+computed by (``results/hardware/stored.bound_digest``): a share whose digest is not
+today's is stale and is recomputed (``manage.py refresh_bounds``, nightly)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from leaderboard.results.models.runs import Run
+
+
+class RunBoundShare(models.Model):
+    """A run's decode t/s ÷ its bound (0.72 for 72%), as its leaderboard cell shows it."""
+
+    run = models.OneToOneField(Run, primary_key=True, on_delete=models.CASCADE, related_name="bound_share")
+    # None: no bound (its reason is on the run page), no decode figure, or speculative
+    # decoding past the single-token bound (the cell says "spec. › bound"): sorted last.
+    decode_share = models.FloatField(null=True, blank=True)
+    digest = models.CharField(max_length=16)
+
+    class Meta:
+        indexes = [
+            # The leaderboard sorted by the share walks this and stops at the page.
+            models.Index(
+                models.F("decode_share").desc(nulls_last=True), models.F("run").desc(), name="run_bound_share_idx"
+            ),
+            models.Index(
+                models.F("decode_share").asc(nulls_last=True), models.F("run"), name="run_bound_share_asc_idx"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}: {self.decode_share}"

@@ -1,0 +1,115 @@
+"""The leaderboard sorts by each run's share of its memory-bandwidth bound (issue 38):
+the share is stored where a run is written (a single POST, the bulk intake, an append),
+renewed when the rig's GPUs change, and refreshed when it was computed by another
+catalog or method. The order a visitor sees is checked in test_sort_shown.py."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.results.hardware.selectors import bounds_for_ids
+from leaderboard.results.hardware.stored import bound_digest, refresh_stale, stale_runs
+from leaderboard.results.models import Run, RunBoundShare
+from leaderboard.results.services.append import run_append
+from leaderboard.results.services.rigs import GpuSpec, rig_hardware_update
+from tests.boards import test_bound_pages
+from tests.fixtures.api import api_run_payload, post_json
+
+pytestmark = pytest.mark.django_db
+
+# The GGUF header of test_bound_pages: 1.0 GB read per token, so a 3090 (936 GB/s) is
+# bound at 936 t/s and 468 t/s is half of it.
+HEADER = test_bound_pages.HEADER
+GGUF = {"fingerprint": {"model": {"gguf": HEADER}}}
+DENSE = {"model": "dense-8b", "quant": "Q8_0", "architecture": "dense", "spec": "none", "draft": None}
+
+
+def stored_share(run_id: int) -> float | None:
+    return RunBoundShare.objects.get(run_id=run_id).decode_share
+
+
+def test_a_new_run_stores_the_share_its_cell_shows(board_run) -> None:
+    run = board_run(rig="rig-3090", gpus=[("RTX 3090", 1)], tps=[468.0, 470.0], run=GGUF, **DENSE)
+    bound = bounds_for_ids([run.pk])[run.pk]
+    expected = bound.share
+    assert expected is not None and 0.2 < expected < 1, bound.reason
+    assert stored_share(run.pk) == pytest.approx(expected)
+    assert RunBoundShare.objects.get(run_id=run.pk).digest == bound_digest()
+
+
+def test_a_run_without_a_bound_stores_none_and_a_failed_run_nothing(board_run) -> None:
+    unknown = board_run(rig="rig-odd", gpus=[("Imaginary GPU 9000", 1)], tps=[468.0], run=GGUF, **DENSE)
+    assert stored_share(unknown.pk) is None
+    failed = board_run(rig="rig-3090", gpus=[("RTX 3090", 1)], run={**GGUF, "status": "failed"}, samples=[], **DENSE)
+    assert not RunBoundShare.objects.filter(run_id=failed.pk).exists()
+
+
+def test_the_bulk_intake_stores_every_runs_share(rig_with_token) -> None:
+    bodies = [api_run_payload() for _ in range(3)]
+    assert post_json(rig_with_token.client, "/api/runs/bulk/", {"runs": bodies}).json()["created"] == 3
+    runs = list(Run.objects.filter(uuid__in=[b["uuid"] for b in bodies]))
+    shares = {pk: rb.share for pk, rb in bounds_for_ids([r.pk for r in runs]).items()}
+    assert all(s is not None for s in shares.values()), shares
+    assert {r.pk: stored_share(r.pk) for r in runs} == pytest.approx(shares)
+
+
+def test_new_gpus_on_the_rig_renew_its_runs_shares(board_run) -> None:
+    run = board_run(rig="rig-3090", gpus=[("RTX 3090", 1)], tps=[468.0], run=GGUF, **DENSE)
+    on_3090 = stored_share(run.pk)
+    rig_hardware_update(rig=run.rig, gpus=[GpuSpec(model="RTX 4090", vram_gb=24, count=1)])
+    on_4090 = stored_share(run.pk)
+    assert on_3090 is not None and on_4090 is not None
+    # The same t/s against the 4090's 1008 GB/s: a smaller share, by the ratio of the bandwidths.
+    assert on_4090 == pytest.approx(on_3090 * 936 / 1008, rel=1e-6)
+
+
+def test_a_share_of_another_catalog_is_stale_and_refreshed(board_run, capsys) -> None:
+    runs = [board_run(rig=f"rig-{i}", gpus=[("RTX 3090", 1)], tps=[400.0 + i], run=GGUF, **DENSE) for i in range(3)]
+    RunBoundShare.objects.filter(run_id=runs[0].pk).update(digest="0" * 16, decode_share=0.01)
+    RunBoundShare.objects.filter(run_id=runs[1].pk).delete()
+    assert list(stale_runs()) == [runs[0].pk, runs[1].pk]
+    assert list(stale_runs(after_id=runs[0].pk)) == [runs[1].pk]
+    call_command("refresh_bounds")
+    assert "2 bound shares stored" in capsys.readouterr().out
+    assert list(stale_runs()) == []
+    assert stored_share(runs[0].pk) == pytest.approx(bounds_for_ids([runs[0].pk])[runs[0].pk].share)
+    assert refresh_stale() == 0
+
+
+def test_the_digest_moves_with_the_catalog(tmp_path, monkeypatch) -> None:
+    import leaderboard.results.hardware.stored as stored
+
+    copy = tmp_path / "gpus.csv"
+    copy.write_bytes(stored.DIGEST_SOURCES[0].read_bytes())
+    monkeypatch.setattr(stored, "DIGEST_SOURCES", (copy, *stored.DIGEST_SOURCES[1:]))
+    stored.bound_digest.cache_clear()
+    try:
+        before = stored.bound_digest()
+        copy.write_text(copy.read_text() + "\n")
+        stored.bound_digest.cache_clear()
+        assert stored.bound_digest() != before
+    finally:
+        stored.bound_digest.cache_clear()
+
+
+def test_the_refresh_is_scheduled_nightly_on_a_task_celery_knows() -> None:
+    from django_celery_beat.models import PeriodicTask
+
+    from leaderboard.celery import app
+    from leaderboard.results.tasks import REFRESH_BOUNDS_TASK
+
+    task = PeriodicTask.objects.get(task=REFRESH_BOUNDS_TASK)
+    assert task.enabled and task.crontab is not None
+    app.loader.import_default_modules()
+    assert REFRESH_BOUNDS_TASK in app.tasks
+
+
+def test_a_run_finished_by_an_append_stores_its_share(rig_with_token) -> None:
+    body = api_run_payload(status="running", samples=[], sweep_points=[], finished_at=None)
+    assert post_json(rig_with_token.client, "/api/runs/", body).status_code == 201
+    run = Run.objects.get(uuid=body["uuid"])
+    assert not RunBoundShare.objects.filter(run=run).exists()
+    sample = {"index": 1, "decode_tokens_per_s_server": 50.0, "tokens_generated": 100}
+    run_append(run=run, samples=[sample], status="finished")
+    assert stored_share(run.pk) == pytest.approx(bounds_for_ids([run.pk])[run.pk].share)
