@@ -76,6 +76,8 @@ def pages() -> list[tuple[str, str, str]]:
         ("leaderboard rig filter, sort rig", "leaderboard", f"/?rig={rig_name}&sort=rig"),
         ("leaderboard model+quant+date", "leaderboard", "/?model=qwen3.6&quant=Q4_K_M&since=2025-07-01"),
         ("leaderboard sort $/MTok", "leaderboard", "/?sort=cost"),
+        # The stored share of the memory-bandwidth bound (issue 38; manage.py refresh_bounds fills it).
+        ("leaderboard sort of bound", "leaderboard", "/?sort=-bound"),
         # The shown date orders by an expression over two tables (issue 23): no index serves it.
         ("leaderboard sort date", "leaderboard", "/?sort=-date"),
         ("leaderboard csv export", "leaderboard", "/leaderboard.csv?spec=mtp"),
