@@ -8,10 +8,18 @@ a loaded machine.
 the share of the bound per GPU family and engine (median, IQR, n); every
 non-speculative row past its bound (a data error); the speculative rows past it;
 and, leaving each rig out in turn, the estimate's median absolute percentage error
-and the share of held-out figures inside its 80% interval, per GPU family."""
+and the share of held-out figures inside its 80% interval, per GPU family.
+
+    python benchmarks/bandwidth_bound.py --rig rigboard-dev-vm-demo --read-gb-s 31.1
+
+holds one rig's runs against a read bandwidth measured on it (benchmarks/memread.py's best
+pass): what a CPU rig whose memory channels and speed nobody stated reaches of its bound.
+A rig sends the same figure as ``fingerprint.memory.read_gb_s``."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -26,7 +34,30 @@ import django  # noqa: E402
 django.setup()
 
 from leaderboard.results.hardware.estimate import leave_one_rig_out  # noqa: E402
-from leaderboard.results.hardware.selectors import observation_of, public_bounds  # noqa: E402
+from leaderboard.results.hardware.runs import run_bound  # noqa: E402
+from leaderboard.results.hardware.selectors import bounds_for_ids, observation_of, public_bounds  # noqa: E402
+from leaderboard.results.models import Run, RunStatus  # noqa: E402
+
+
+def this_machine(rig: str, read_gb_s: float) -> None:
+    """Print each finished run of ``rig`` against the bound at ``read_gb_s`` of system memory."""
+    ids = Run.objects.filter(rig__name=rig, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    print(f"{rig}: runs held against a measured read bandwidth of {read_gb_s:.1f} GB/s")
+    print(f"{'run':>6} {'threads':>7} {'spec':<6} {'decode t/s':>10} {'bound t/s':>9} {'MB/token':>8} {'share':>6}")
+    for pk, rb in sorted(bounds_for_ids(ids.values_list("pk", flat=True)).items()):
+        measured = {**rb.facts.memory_detected, "read_gb_s": read_gb_s, "read_method": "benchmarks/memread.py"}
+        mine = run_bound(dataclasses.replace(rb.facts, memory_detected=measured))
+        words = rb.facts.command_line.split()
+        threads = words[words.index("--threads") + 1] if "--threads" in words[:-1] else "-"
+        spec = rb.facts.speculative_type or "none"
+        if mine.bound is None or mine.gauge is None:
+            print(f"{pk:>6} {threads:>7} {spec:<6} {rb.facts.decode_tokens_per_s:>10.1f}  no bound: {mine.reason}")
+            continue
+        share = f"{mine.gauge.ratio:.0%}" + (" (spec.)" if mine.gauge.over_by_speculation else "")
+        print(
+            f"{pk:>6} {threads:>7} {spec:<6} {rb.facts.decode_tokens_per_s:>10.1f} {mine.bound.tokens_per_s:>9.1f} "
+            f"{mine.bound.bytes_per_token / 1e6:>8.1f} {share:>6}"
+        )
 
 
 def _quartiles(values: list[float]) -> tuple[float, float, float]:
@@ -37,6 +68,15 @@ def _quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rig", help="hold this rig's runs against --read-gb-s instead")
+    parser.add_argument("--read-gb-s", type=float, help="the rig's measured memory read bandwidth")
+    args = parser.parse_args()
+    if args.rig:
+        if not args.read_gb_s:
+            parser.error("--rig needs --read-gb-s")
+        this_machine(args.rig, args.read_gb_s)
+        return
     bounds = public_bounds(limit=100_000)
     with_bound = [
         rb

@@ -113,3 +113,26 @@ def test_a_run_finished_by_an_append_stores_its_share(rig_with_token) -> None:
     sample = {"index": 1, "decode_tokens_per_s_server": 50.0, "tokens_generated": 100}
     run_append(run=run, samples=[sample], status="finished")
     assert stored_share(run.pk) == pytest.approx(bounds_for_ids([run.pk])[run.pk].share)
+
+
+def test_the_stored_peer_pool_and_gpu_shares_equal_the_computed_ones(board_run) -> None:
+    from leaderboard.boards.bound_views import share_summaries, stored_share_summaries
+    from leaderboard.results.hardware.selectors import bounds_of, public_observations
+    from leaderboard.results.hardware.stored import stored_observations
+
+    for i in range(6):
+        board_run(rig=f"peer-{i}", gpus=[("RTX 3090", 1)], tps=[300.0 + 50 * i], run=GGUF, **DENSE)
+    board_run(rig="peer-vllm", gpus=[("RTX 3090", 2)], engine="vllm", tps=[500.0], run=GGUF, **DENSE)
+    board_run(rig="peer-spec", gpus=[("RTX 3090", 1)], tps=[2000.0], run=GGUF, **{**DENSE, "spec": "mtp"})
+    board_run(rig="peer-odd", gpus=[("Imaginary GPU 9000", 1)], tps=[100.0], run=GGUF, **DENSE)
+
+    def key(o):
+        return (o.label, o.rig_key, o.family, o.vendor, o.engine, o.kind, round(o.bound_tokens_per_s, 6),
+                round(o.decode_tokens_per_s, 6))  # fmt: skip
+
+    stored, computed = sorted(map(key, stored_observations())), sorted(map(key, public_observations()))
+    assert len(computed) == 7 and stored == computed
+    assert sorted(map(key, stored_observations(limit=3))) == sorted(map(key, public_observations(limit=3)))
+    on_3090 = Run.objects.filter(rig__gpus__model="RTX 3090")
+    assert stored_share_summaries(on_3090) == share_summaries(bounds_of(on_3090.distinct()).values())
+    assert [s.n for s in stored_share_summaries(on_3090)] == [6, 1]  # llama.cpp and vLLM; MTP left out

@@ -9,7 +9,8 @@ from django.core.management import call_command
 from leaderboard.results.hardware.catalog import gpu_spec, system_memory
 from leaderboard.results.hardware.estimate import Observation, interval, leave_one_rig_out
 from leaderboard.results.hardware.selectors import bounds_of, observation_of, public_bounds
-from leaderboard.results.models import Run
+from leaderboard.results.models import Rig, Run
+from tests.boards import test_bound_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +47,23 @@ def test_seed_000s_rig_reads_a_3090_at_936_gbs_and_ddr5_5200_on_two_channels(pub
     reasoner = next(rb for rb in bounds.values() if rb.facts.model.total_params_b != 122)
     assert reasoner.bound is not None and reasoner.bound.gpu is not None
     assert reasoner.bound.gpu.gb_per_s == 1008  # which card ran it is not stated: the faster one
+
+
+def test_a_read_bandwidth_measured_on_the_rig_is_its_system_memorys(board_run) -> None:
+    # This machine's CPU ("AMD EPYC") is in no catalog and the VM states no memory speed:
+    # without a measurement its CPU runs have no bound.
+    assert system_memory(cpu="AMD EPYC", detected={}) is None
+    measured = system_memory(cpu="AMD EPYC", detected={"read_gb_s": 31.1, "read_method": "benchmarks/memread.py"})
+    assert measured is not None and measured.gb_per_s == 31.1 and "memread" in measured.source
+    Rig.objects.create(name="cpu-rig", cpu="AMD EPYC")  # no GPUs
+    header = test_bound_pages.HEADER  # 1.0 GB read per token
+    run = board_run(
+        rig="cpu-rig", engine="llama.cpp", architecture="dense", spec="none", draft=None, tps=[15.5],
+        run={"fingerprint": {"model": {"gguf": header}, "memory": {"read_gb_s": 31.1}}},
+    )  # fmt: skip
+    rb = bounds_of(Run.objects.filter(pk=run.pk))[run.pk]
+    assert rb.bound is not None and rb.bound.tokens_per_s == pytest.approx(31.1e9 / 1.0e9)
+    assert rb.share == pytest.approx(15.5 / 31.1)
 
 
 def test_a_card_sold_in_two_sizes_needs_its_size_and_an_unlisted_one_has_no_bandwidth() -> None:

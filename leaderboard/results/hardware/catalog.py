@@ -127,7 +127,12 @@ def cpu_spec(text: str) -> CpuSpec | None:
 def system_memory(*, cpu: str, texts: tuple[str, ...] = (), detected: dict[str, Any] | None = None) -> Memory | None:
     """Return the system memory's bandwidth: channels (the CPU's specification) × the
     modules' speed (as the OS stated it in the fingerprint, else a "DDR5-5200" in the
-    rig's description) × 8 bytes; None when either is not stated."""
+    rig's description) × 8 bytes; None when either is not stated. A read bandwidth
+    measured on the rig (``detected["read_gb_s"]``, e.g. benchmarks/memread.py's best
+    pass) is used as it is: what the memory delivers, not what its specification allows."""
+    if detected and detected.get("read_gb_s"):
+        how = str(detected.get("read_method") or "a memory-read benchmark")
+        return Memory("measured read bandwidth", float(detected["read_gb_s"]), f"measured on the rig with {how}")
     spec = cpu_spec(cpu)
     if spec is None:
         return None

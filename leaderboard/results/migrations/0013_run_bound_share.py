@@ -53,6 +53,8 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("decode_share", models.FloatField(blank=True, null=True)),
+                ("bound_tokens_per_s", models.FloatField(blank=True, null=True)),
+                ("gpu_family", models.CharField(blank=True, max_length=40)),
                 ("digest", models.CharField(max_length=16)),
             ],
             options={

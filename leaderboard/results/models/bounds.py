@@ -23,6 +23,10 @@ class RunBoundShare(models.Model):
     # None: no bound (its reason is on the run page), no decode figure, or speculative
     # decoding past the single-token bound (the cell says "spec. › bound"): sorted last.
     decode_share = models.FloatField(null=True, blank=True)
+    # What an estimate's peer pool reads of the run (hardware/selectors.observation_of):
+    # the bound in t/s (None: no bound) and the GPU family it was computed for.
+    bound_tokens_per_s = models.FloatField(null=True, blank=True)
+    gpu_family = models.CharField(max_length=40, blank=True)
     digest = models.CharField(max_length=16)
 
     class Meta:
