@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -16,6 +17,8 @@ pytestmark = pytest.mark.django_db
 
 
 def queries_for(client: Client, url: str) -> int:
+    """Return the queries of ``url`` read cold (nothing kept from an earlier request: core/datacache.py)."""
+    cache.clear()
     with CaptureQueriesContext(connection) as captured:
         response = client.get(url)
         if response.streaming:  # an export reads its rows as it streams them

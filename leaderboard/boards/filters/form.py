@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 
+from leaderboard.core.datacache import while_data_unchanged
 from leaderboard.results.models import Engine, Provenance, Rig, RigGpu, SpeculativeType
 
 
@@ -70,7 +71,12 @@ class FilterOptions:
 def filter_options() -> FilterOptions:
     """Return the values the filter selects offer (four queries, whatever the row
     count): only names a public rig's runs carry, so a pending rig's GPU, model
-    file or workload is named nowhere until staff approve it."""
+    file or workload is named nowhere until staff approve it. Kept until the data
+    changes (``core.datacache``): a page builds its forms more than once."""
+    return while_data_unchanged("filter_options", _filter_options)
+
+
+def _filter_options() -> FilterOptions:
     from leaderboard.results.selectors import model_files_visible_to, workloads_public
 
     return FilterOptions(

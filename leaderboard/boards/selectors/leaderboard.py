@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Max, Q, QuerySet
 from django.http import QueryDict
+from django.utils.http import urlencode
 
 from leaderboard.boards.filters import (
     DEFAULT_SORT,
@@ -30,6 +31,7 @@ from leaderboard.boards.filters import (
     sort_window,
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
+from leaderboard.core.datacache import while_data_unchanged
 from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Sample, Workload, gpu_label
 
 
@@ -243,7 +245,14 @@ def workload_choices(params: QueryDict) -> list[WorkloadChoice]:
     llama-bench tg128 figure, an Ollama eval rate and a 122B MoE's decode under a long
     prompt are measured differently and never ranked against each other unasked."""
     others = params.copy()
-    others.pop("workload", None)
+    for name in ("workload", "page", "sort", "per_page"):  # none of these changes the counts
+        others.pop(name, None)
+    return while_data_unchanged(
+        "workload_choices", lambda: _workload_choices(others), key=urlencode(sorted(others.lists()), doseq=True)
+    )
+
+
+def _workload_choices(others: QueryDict) -> list[WorkloadChoice]:
     options = filter_options()
     form = LeaderboardFilterForm(others, options=options)
     if not form.is_valid():

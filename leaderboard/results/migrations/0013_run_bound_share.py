@@ -1,5 +1,6 @@
 # Each run's share of its memory-bandwidth bound, stored so the leaderboard sorts by it
-# (issue 38; models/bounds.py), and the nightly refresh of the stale ones at 03:30 UTC
+# (issue 38; models/bounds.py) with its two sort indexes (PostgreSQL only: SQLite takes no
+# NULLS LAST in an index), and the nightly refresh of the stale ones at 03:30 UTC
 # (results/tasks.py). The runs stored before this have no share: `manage.py refresh_bounds`
 # stores them at once (the nightly task does the same); until then they sort last.
 
@@ -25,6 +26,20 @@ def create_schedule(apps, schema_editor):
             "description": "Store the bound share of runs whose share is missing or stale",
         },
     )
+
+
+def create_sort_indexes(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(
+            "CREATE INDEX run_bound_share_idx ON results_runboundshare (decode_share DESC NULLS LAST, run_id DESC)"
+        )
+        schema_editor.execute("CREATE INDEX run_bound_share_asc_idx ON results_runboundshare (decode_share, run_id)")
+
+
+def drop_sort_indexes(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("DROP INDEX IF EXISTS run_bound_share_idx")
+        schema_editor.execute("DROP INDEX IF EXISTS run_bound_share_asc_idx")
 
 
 def delete_schedule(apps, schema_editor):
@@ -57,20 +72,7 @@ class Migration(migrations.Migration):
                 ("gpu_family", models.CharField(blank=True, max_length=40)),
                 ("digest", models.CharField(max_length=16)),
             ],
-            options={
-                "indexes": [
-                    models.Index(
-                        models.OrderBy(models.F("decode_share"), descending=True, nulls_last=True),
-                        models.OrderBy(models.F("run"), descending=True),
-                        name="run_bound_share_idx",
-                    ),
-                    models.Index(
-                        models.OrderBy(models.F("decode_share"), nulls_last=True),
-                        models.F("run"),
-                        name="run_bound_share_asc_idx",
-                    ),
-                ]
-            },
         ),
+        migrations.RunPython(create_sort_indexes, drop_sort_indexes),
         migrations.RunPython(create_schedule, delete_schedule),
     ]
