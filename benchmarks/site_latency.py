@@ -18,7 +18,9 @@ database beside the 100k one:
 
 The ``cpu/sql`` column is issue 40's ratio: the process's CPU per request (Django,
 templates, serialization, psycopg) over the time its SQL took (p50 each); the target
-is ≤ 1 on every page. ``--profile DIR`` then writes, for each page, a cProfile of
+is ≤ 1 on every page. ``--cold`` times each request with nothing kept from the last
+(the leaderboard's menus and workload counts are kept until the data changes, so a
+repeated request measures the warm page). ``--profile DIR`` then writes, for each page, a cProfile of
 ``--iterations`` requests (``DIR/<page>.prof``) and prints its ten costliest functions
 by own time, so the CPU can be found at its cause.
 """
@@ -129,6 +131,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--json", type=Path, help="write the figures (and raw times) to this file")
     parser.add_argument("--compare", type=Path, help="a file written by --json: its figures beside these")
+    parser.add_argument(
+        "--cold", action="store_true", help="clear the kept values (core/datacache.py) before each request"
+    )
     parser.add_argument("--profile", type=Path, help="write each page's cProfile here and print its top functions")
     args = parser.parse_args()
     before = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
@@ -136,6 +141,7 @@ def main() -> int:
     import django
 
     django.setup()
+    from django.core.cache import cache
     from django.db import connection, reset_queries
     from django.test import Client
 
@@ -146,6 +152,7 @@ def main() -> int:
     print(f"database {connection.settings_dict['NAME']}: {runs:,} runs, {samples:,} samples")
     load_before = os.getloadavg()[0]
     print(f"load average (1 min) before: {load_before:.1f} on {os.cpu_count()} CPUs ({cpu_model()})")
+    print("each request cold (nothing kept between requests)" if args.cold else "requests warm (kept values reused)")
     header = (
         f"{'page':40} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'cpu p50':>7} {'sql p50':>7} {'cpu/sql':>7} "
         f"{'queries':>7}"
@@ -165,6 +172,8 @@ def main() -> int:
         sql: list[float] = []
         queries = 0
         for _ in range(args.iterations):
+            if args.cold:
+                cache.clear()
             reset_queries()
             began, began_cpu = time.perf_counter(), time.process_time()
             response = client.get(url)
@@ -213,6 +222,7 @@ def main() -> int:
             "cpus": os.cpu_count(),
             "cpu_model": cpu_model(),
             "iterations": args.iterations,
+            "cold": args.cold,
             "load_before": load_before,
             "load_after": load_after,
             "pages": figures,

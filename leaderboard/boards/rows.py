@@ -203,7 +203,7 @@ ROW_VALUES = (
     "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
     "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at", "summary_source",
     "cost_usd_per_mtok", "source__published_date", "model_file_id", "source_id", "source__author_handle",
-    "source__key", "workload__repetitions", "bound_share__decode_share",
+    "source__key", "workload__repetitions",
 )  # fmt: skip
 
 
@@ -215,10 +215,12 @@ def row_from_values(
     gpu_models: tuple[str, ...] = (),
     vram_peak_mib: float | None = None,
     failed_checks: int = 0,
+    decode_share_of_bound: float | None = None,
 ) -> LeaderboardRow:
     """Return the leaderboard row of one run given as ``ROW_VALUES`` (a
     ``values()`` dict), its rig's GPU label and GPU models, and its samples'
-    peak VRAM and failed output checks: the one place a row is built."""
+    peak VRAM and failed output checks, and its stored share of the bound: the one place a
+    row is built."""
     return LeaderboardRow(
         run_id=v["pk"],
         rig_id=v["rig_id"],
@@ -264,7 +266,7 @@ def row_from_values(
         source_author=v["source__author_handle"] or "",
         source_key=v["source__key"] or "",
         n_stated=v["workload__repetitions"],
-        decode_share_of_bound=v["bound_share__decode_share"],
+        decode_share_of_bound=decode_share_of_bound,
     )
 
 
@@ -275,10 +277,7 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
     for name in ROW_VALUES:
         # "model_file__name" is run.model_file.name; "pk", run.pk. No source: None.
         head, _, attr = name.partition("__")
-        try:
-            related = getattr(run, head)
-        except ObjectDoesNotExist:  # a reverse one-to-one with no row (no stored bound share)
-            related = None
+        related = getattr(run, head)
         values[name] = (getattr(related, attr) if related is not None else None) if attr else related
     samples = list(run.samples.all())
     return row_from_values(
@@ -288,7 +287,16 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
         gpu_models=tuple(dict.fromkeys(g.model for g in run.rig.gpus.all())),
         vram_peak_mib=max((s.vram_peak_mib for s in samples if s.vram_peak_mib is not None), default=None),
         failed_checks=sum(1 for s in samples if s.output_ok is False),
+        decode_share_of_bound=_stored_share(run),
     )
+
+
+def _stored_share(run: Run) -> float | None:
+    """Return the run's stored share of its bound (``select_related("bound_share")``); None without one."""
+    try:
+        return run.bound_share.decode_share
+    except ObjectDoesNotExist:
+        return None
 
 
 def run_label(run: Run) -> str:

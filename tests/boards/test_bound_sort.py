@@ -136,3 +136,20 @@ def test_the_stored_peer_pool_and_gpu_shares_equal_the_computed_ones(board_run) 
     on_3090 = Run.objects.filter(rig__gpus__model="RTX 3090")
     assert stored_share_summaries(on_3090) == share_summaries(bounds_of(on_3090.distinct()).values())
     assert [s.n for s in stored_share_summaries(on_3090)] == [6, 1]  # llama.cpp and vLLM; MTP left out
+
+
+@pytest.mark.parametrize("sort", ["-bound", "bound"])
+def test_the_bound_windows_first_rows_are_the_full_sorts(board_run, sort: str) -> None:
+    from leaderboard.boards.filters.ordering import runs_sort, sort_window
+
+    for i, tps in enumerate([300.0, 500.0, 500.0, 700.0, 200.0, 900.0, 400.0]):
+        board_run(rig=f"w-{i}", gpus=[("RTX 3090", 1)], tps=[tps], run=GGUF, **DENSE)
+    board_run(rig="w-odd", gpus=[("Imaginary GPU 9000", 1)], tps=[800.0], run=GGUF, **DENSE)  # no bound
+    missing = board_run(rig="w-new", gpus=[("RTX 3090", 1)], tps=[600.0], run=GGUF, **DENSE)
+    RunBoundShare.objects.filter(run=missing).delete()  # written by COPY, not yet refreshed
+    ranked = Run.objects.filter(status="finished", decode_tokens_per_s_mean__isnull=False)
+    full = list(runs_sort(ranked, sort).values_list("pk", flat=True))
+    assert full[-2:] == sorted(full[-2:], key=lambda pk: -Run.objects.get(pk=pk).decode_tokens_per_s_mean)
+    for rows in range(1, len(full) + 2):
+        window = sort_window(ranked, sort, rows=rows, usd_per_kwh=0.15)
+        assert list(runs_sort(window, sort).values_list("pk", flat=True))[:rows] == full[:rows], rows
