@@ -82,3 +82,35 @@ def test_a_signed_in_viewer_is_not_answered_with_an_anonymous_validator(board: A
 def test_a_refused_filter_is_not_given_a_validator(board: Any) -> None:
     refused = Client().get("/leaderboard.csv", {"spec": "warp-drive"})
     assert refused.status_code == 400 and not refused.has_header("ETag")
+
+
+@pytest.mark.parametrize("transaction_kind", ["committed", "inside one transaction"])
+def test_the_kept_workload_counts_are_never_older_than_the_data(
+    board: Any, make_run: Callable[..., Any], transaction_kind: str
+) -> None:
+    """The leaderboard's workload counts and menus are kept until the snapshot moves
+    (leaderboard/core/datacache.py): a run written since, committed or in the reader's
+    own transaction, is counted on the next page."""
+    import re
+
+    from django.db import transaction
+
+    def counted(client: Client) -> int:
+        html = client.get("/").content.decode()
+        return int(re.search(r"\((\d+) runs?\)", html).group(1))
+
+    other = {"name": "other-workload", "version": "1", "max_tokens": 64, "repetitions": 3}
+    make_run(rig=board.rig, workload=other)  # two workloads: the page names the ranked one's count
+    make_run(rig=board.rig)
+    client = Client()
+    before = counted(client)
+    assert before == 2 and counted(client) == before  # kept: the same snapshot
+    if transaction_kind == "committed":
+        make_run(rig=board.rig)
+        assert counted(client) == before + 1
+    else:
+        with transaction.atomic():
+            make_run(rig=board.rig)
+            assert counted(client) == before + 1
+            make_run(rig=board.rig)
+            assert counted(client) == before + 2

@@ -109,6 +109,8 @@ def stored_observations(limit: int = POOL_LIMIT) -> list[Observation]:
     )  # fmt: skip
     pool = []
     for run_id, rig_id, family, engine, architecture, bound, decode in rows:
+        if bound is None or not decode:  # as observation_of: no bound, or no decode figure
+            continue
         family = family or "not stated"
         pool.append(
             Observation(
