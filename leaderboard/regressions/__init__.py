@@ -3,8 +3,8 @@
 ::
 
     report ──▶ judge ──▶ confirm ──────────────▶ act ──────────────────▶ report page
-    (rig)      (one run   (re-run, or A/B pairs)  (alert, fan-out, bisect)  (matrix, timeline,
-               vs its                                                        regression report)
+    (rig)      (one run   (A/B blocks or pairs,   (alert, fan-out, bisect)  (matrix, timeline,
+               vs its     or re-run)                                         regression report)
                baseline)
 
 1. **Dispatch** — services/detection.py finds a new branch head, queues the
@@ -16,10 +16,13 @@
 3. **Judge** — services/verdicts.py judges each run against its baseline run
    on the raw samples (the rule: verdict.py).
 4. **Confirm** — services/confirmation.py holds a change pending and routes it
-   to services/rerun.py (re-runs of the candidate) or
-   services/ab_confirmation.py (baseline and candidate interleaved; the rule:
-   ab.py). Its runs leave through one seam: sent after commit, or, when the
-   broker is down, settled as unchecked and acted on.
+   to services/verdict_blocks.py (the default: interleaved blocks of baseline
+   and candidate on the rig's A/B task, judged batch by batch as reported; the
+   rule: ab_blocks.py, or ab.py where the rig fell back to run-level pairs),
+   services/ab_confirmation.py (run-level ABBA pairs of runs; the rule: ab.py)
+   or services/rerun.py (re-runs of the candidate). What it sends leaves
+   through one seam per kind: sent after commit, or, when the broker is down,
+   settled as unchecked and acted on.
 5. **Act** — services/confirmation.py ``standing_changes_act_on``: a
    regression that stands is alerted (services/alerts.py), fanned out to the
    branch's other rigs (services/fanout.py) when A/B confirmed, and bisected

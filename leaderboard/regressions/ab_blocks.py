@@ -68,11 +68,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from leaderboard.regressions.ab import AbOutcome, Pair, Plan, ab_judge
-from runners.ab_design import Side
+from runners.ab_design import ContentionCall, Side
 
 # The interleaved plan: looks at 4, 6, 8, 10, 12 blocks. A block costs about
 # what a run-level pair does (two server starts), so a few more blocks than
@@ -136,3 +137,29 @@ def blocks_judge(blocks: Sequence[Block], plan: Plan | None = None) -> AbOutcome
     plan = plan or block_plan()
     pairs = [Pair(1.0, math.exp(c) if (c := b.contrast()) is not None else 0.0, b.a_first) for b in blocks]
     return ab_judge(pairs, plan, unit="blocks")
+
+
+# The blocks as the rig reports them (runners/delivery/ab_schema.py's AbBlock, as JSON).
+# Worst first: the call a confirmation shows is the worst of its judged blocks.
+_CONTENTION_ORDER = [ContentionCall.HEAVY, ContentionCall.UNEVEN, ContentionCall.UNKNOWN, ContentionCall.QUIET]
+
+
+def judged_blocks(blocks: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Return the reported blocks the rule judges: not under heavy contention, not failed."""
+    return [b for b in blocks if b.get("contention") != ContentionCall.HEAVY and not b.get("error")]
+
+
+def side_means(blocks: Sequence[Mapping[str, Any]], side: Side) -> list[float]:
+    """Return each block's mean decode rate of ``side`` (blocks without a sample of it left out)."""
+    out = []
+    for b in blocks:
+        values = [v for s, v in zip(b["sides"], b["decode_tokens_per_s"], strict=True) if s == side and v]
+        if values:
+            out.append(statistics.fmean(values))
+    return out
+
+
+def worst_contention(blocks: Sequence[Mapping[str, Any]]) -> str:
+    """Return the worst contention call of ``blocks`` ("" for none)."""
+    calls = {str(b.get("contention") or ContentionCall.UNKNOWN) for b in blocks}
+    return next((c.value for c in _CONTENTION_ORDER if c in calls), "")

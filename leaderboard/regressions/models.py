@@ -49,7 +49,14 @@ class BaselineMode(models.TextChoices):
 class ConfirmMode(models.TextChoices):
     """How a change is confirmed before it stands (services/confirmation.py)."""
 
-    AB = "ab", "A/B: baseline and candidate interleaved on the same rig"
+    BLOCKS = (
+        "blocks",
+        (
+            "A/B blocks: baseline and candidate servers side by side, repetitions alternated "
+            "(run-level pairs where two servers do not fit)"
+        ),
+    )
+    AB = "ab", "A/B pairs: baseline and candidate runs in ABBA order on the same rig"
     RERUN = "rerun", "Re-run the candidate build against the first baseline run"
 
 
@@ -119,12 +126,15 @@ class Subscription(models.Model):
     confirm_mode = models.CharField(
         max_length=8,
         choices=ConfirmMode.choices,
-        default=ConfirmMode.AB,
-        help_text="A/B: the baseline and candidate builds run in turn (ABBA), pairs added while inconclusive "
+        default=ConfirmMode.BLOCKS,
+        help_text="A/B blocks: both builds' servers resident on the rig, repetitions alternated, blocks added "
+        "while inconclusive (regressions/ab_blocks.py; the rig runs run-level pairs where two servers do not "
+        "fit). A/B pairs: the baseline and candidate builds run in turn (ABBA), pairs added while inconclusive "
         "(regressions/ab.py). Re-run: the candidate alone, confirm_runs times.",
     )
     ab_max_pairs = models.PositiveSmallIntegerField(
-        default=DEFAULT_AB_MAX_PAIRS, help_text="A/B confirmation: most pairs run before the answer is inconclusive."
+        default=DEFAULT_AB_MAX_PAIRS,
+        help_text="A/B confirmation: most pairs (or blocks) run before the answer is inconclusive.",
     )
     aa_every_days = models.PositiveSmallIntegerField(
         default=7,
@@ -361,6 +371,10 @@ class Verdict(models.Model):
     ab_contention = models.CharField(
         max_length=16, choices=[(c.value, c.value) for c in ContentionCall], blank=True,
         help_text="What else used the rig while A and B ran: uneven says they ran under different contention.",
+    )  # fmt: skip
+    ab_blocks = models.JSONField(
+        default=list, blank=True,
+        help_text="A/B blocks confirmation: each block as the rig reported it (runners/delivery/ab_schema.py).",
     )  # fmt: skip
     fanout_of = models.ForeignKey(
         "self",

@@ -9,6 +9,9 @@ use the same two.
 Per rig, the figures are those of the test that was used, each side as mean
 [95% CI] (n) and the effect with its 95% CI:
 
+- A/B blocks (regressions/ab_blocks.py): each side's mean decode rate in every
+  block judged, n blocks; the effect is the blocks' mean log ratio (each the
+  mean of its adjacent A,B units), its CI and p from the t-test on the blocks;
 - A/B pairs (regressions/ab.py): the baseline (A) and candidate (B) run
   medians of the pairs, n pairs; the effect is the pairs' mean log ratio, its
   CI and p from the paired t-test;
@@ -32,6 +35,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from leaderboard.core.labels import field_label
+from leaderboard.regressions.ab_blocks import judged_blocks, side_means
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildStatus, Verdict, VerdictKind
 from leaderboard.regressions.repos import commit_subjects
@@ -41,11 +45,13 @@ from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.regressions.verdict import noise_words, spread_loaded
 from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
 from leaderboard.results.models import Rig
+from runners.ab_design import AbDesign, Side
 from runners.builds.releases import release_number, release_url
 from runners.portable import portable_text
 from runners.stats import t_quantile_975
 
 TEST_AB = "A/B pairs: paired t-test on the pairs' log ratios"
+TEST_BLOCKS = "A/B blocks: t-test on the blocks' mean log ratios (repetitions alternated A B B A in each block)"
 TEST_RERUN = "re-run rule: Mann–Whitney U on one run's repetitions each"
 # A fan-out rig that could not build or run its pairs.
 NO_RESULT = "no result"
@@ -153,7 +159,11 @@ def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigA
     sub = verdict.build.subscription
     pairs = list(verdict.pairs())
     effect_rerun: tuple[float, tuple[float, float] | None] | None = None
-    if pairs:
+    blocks = judged_blocks(verdict.ab_blocks)
+    if blocks and verdict.ab_effect_pct is not None:
+        baseline, candidate = (SideFigures.of(side_means(blocks, side)) for side in (Side.A, Side.B))
+        test = TEST_BLOCKS if verdict.ab_design == AbDesign.INTERLEAVED else TEST_AB
+    elif pairs:
         baseline = SideFigures.of([p.a_median for p in pairs])
         candidate = SideFigures.of([p.b_median for p in pairs])
         test = TEST_AB
@@ -186,7 +196,7 @@ def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigA
         effect_pct=effect_pct,
         effect_ci_pct=effect_ci,
         p_value=verdict.ab_p_value if ab else verdict.p_value,
-        n_pairs=len(pairs),
+        n_pairs=verdict.ab_n_pairs if blocks else len(pairs),
         pair_spread_pct=verdict.ab_spread_pct,
         noise=verdict.noise.describe(),
         how=how,

@@ -82,8 +82,9 @@ def report_markdown(report: Report) -> str:
         lines += [f"Does not reproduce on: {', '.join(not_here)}.", ""]
     lines += [
         f"{v.metric} per rig, baseline `{report.commit_from[:10]}` (A) against candidate `{report.commit_to[:10]}` "
-        "(B). With A/B pairs, n counts pairs and each figure is a run's median; with the re-run rule, n counts one "
-        "run's repetitions. The effect is B's change from A on a log scale with its 95% CI.",
+        "(B). With A/B blocks, n counts blocks and each figure is a block's mean for that build; with A/B pairs, "
+        "n counts pairs and each figure is a run's median; with the re-run rule, n counts one run's repetitions. "
+        "The effect is B's change from A on a log scale with its 95% CI.",
         "",
         "| " + " | ".join(COLUMNS) + " |",
         "|" + "---|" * len(COLUMNS),

@@ -46,7 +46,7 @@ class BuildStatus(models.TextChoices):
     ERROR = "error", "Error (not the build's fault)"
     BENCHMARKED = "benchmarked", "Benchmarked"
     RERUNNING = "rerunning", "Benchmarked; re-running a change"
-    AB_PAIRS = "ab_pairs", "Benchmarked; running A/B pairs"
+    AB_PAIRS = "ab_pairs", "Benchmarked; confirming by A/B"
 
 
 # The phases in which the rig still owes the build runs of a confirmation.
@@ -88,8 +88,8 @@ class Confirmation(models.TextChoices):
     CONFIRMED = "confirmed", "Reproduced by a re-run"
     REFUTED = "refuted", "Not reproduced by a re-run"
     UNCHECKED = "unchecked", "Re-run failed; the first run stands"
-    AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B pairs"
-    AB_REFUTED = "ab_refuted", "Not reproduced by A/B pairs"
+    AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B"
+    AB_REFUTED = "ab_refuted", "Not reproduced by A/B"
 
 
 class VerdictKind(models.TextChoices):

@@ -14,12 +14,14 @@ from leaderboard.regressions.models import Subscription
 from leaderboard.regressions.services.aa_checks import AB_REPORT_TASK, aa_checks_due, ab_report_receive
 from leaderboard.regressions.services.alerts import DELIVER_ALERT_TASK, AlertSendError, alert_attempt
 from leaderboard.regressions.services.builds import build_report_record
+from leaderboard.regressions.services.confirmation import blocks_report_receive
 from leaderboard.regressions.services.detection import (
     BUILD_REPORT_TASK,
     NIGHTLY_TASK,
     subscription_check,
     subscriptions_check_all,
 )
+from leaderboard.regressions.services.verdict_blocks import VERDICT_PREFIX
 
 RETRY_BASE_S = 30
 IN_TASK_PAUSES_S = (1.0, 2.0)
@@ -57,7 +59,11 @@ def build_report(report: dict[str, Any]) -> dict[str, Any]:
 
 @shared_task(name=AB_REPORT_TASK, ignore_result=True, time_limit=300, soft_time_limit=240)
 def ab_report(report: dict[str, Any]) -> dict[str, Any]:
-    """Record one batch of an A/A check's blocks and judge them (sent by runners/builds/ab_task.py)."""
+    """Record one batch of A/B blocks and judge them (sent by runners/builds/ab_task.py):
+    a verdict's confirmation (``vb-`` ids) or an A/A check's (``aa-``)."""
+    if str(report.get("confirmation_id") or "").startswith(VERDICT_PREFIX):
+        verdict = blocks_report_receive(report=report)
+        return {"verdict": verdict.pk if verdict else None, "status": verdict.confirmation if verdict else "ignored"}
     check = ab_report_receive(report=report)
     return {"aa_check": check.pk if check else None, "status": check.status if check else "ignored"}
 

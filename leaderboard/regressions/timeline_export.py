@@ -19,9 +19,9 @@ from typing import Any
 from django.utils import timezone
 
 from leaderboard.core.errors import ApplicationError
-from leaderboard.regressions.models import BuildRecord, BuildRun, Subscription
+from leaderboard.regressions.models import BuildRecord, BuildRun, Subscription, Verdict
 from leaderboard.regressions.services.imports import TIMELINE_FORMAT
-from leaderboard.regressions.states import CONFIRMING, BuildRunStatus, BuildStatus
+from leaderboard.regressions.states import CONFIRMING, BuildRunStatus, BuildStatus, Confirmation
 from runners.portable import portable_text
 
 # The rig's word for a build's own outcome (nightly_schema.BuildOutcomeName) by the phase it left.
@@ -65,6 +65,21 @@ def _row(br: BuildRun) -> dict[str, Any]:
     }
 
 
+def _blocks(verdict: Verdict) -> dict[str, Any]:
+    """A verdict's A/B blocks as recorded, and how the last batch ended: measured,
+    or (the verdict unchecked) held back or an error, as its reason says."""
+    ended = "measured"
+    if verdict.confirmation == Confirmation.UNCHECKED:
+        ended = "held_back" if "A/B blocks held back" in verdict.reason else "error"
+    return {
+        "reference_config": verdict.reference_config.name,
+        "design": verdict.ab_design,
+        "blocks": verdict.ab_blocks,
+        "ended": ended,
+        "error": verdict.reason if ended == "error" else "",
+    }
+
+
 def _night(index: int, build: BuildRecord) -> dict[str, Any]:
     build_runs = list(build.build_runs.select_related("reference_config").order_by("repeat", "pk"))
     return {
@@ -79,6 +94,10 @@ def _night(index: int, build: BuildRecord) -> dict[str, Any]:
         "verdicts_recorded": [
             {"reference_config": v.reference_config.name, "kind": v.kind, "confirmation": v.confirmation}
             for v in build.verdicts.select_related("reference_config").order_by("reference_config_id", "pk")
+        ],
+        # A/B blocks confirmations (services/verdict_blocks.py), every block as the rig reported it.
+        "ab_blocks": [
+            _blocks(v) for v in build.verdicts.select_related("reference_config").order_by("pk") if v.ab_blocks
         ],
         # One report of every run: the importer reports each round as the service asks for it.
         "reports": [

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from leaderboard.regressions.models import Verdict, VerdictKind
 from leaderboard.regressions.states import Confirmation
-from runners.ab_design import ContentionCall
+from runners.ab_design import AbDesign, ContentionCall
 
 _AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
 _RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
@@ -45,11 +45,21 @@ class VerdictWords:
 
 def _standing(verdict: Verdict) -> str:
     shown = verdict.get_confirmation_display() if verdict.confirmation else ""
+    if verdict.confirmation in _AB:  # by which A/B: blocks of both servers, or pairs of runs
+        shown += " blocks" if verdict.ab_blocks and verdict.ab_design == AbDesign.INTERLEAVED else " pairs"
     return shown[:1].lower() + shown[1:]
 
 
+def _ab_count(verdict: Verdict) -> str:
+    """Return how many A/B units confirmed ``verdict``, named: interleaved blocks, or pairs of runs."""
+    n = verdict.ab_n_pairs
+    if verdict.ab_blocks and verdict.ab_design == AbDesign.INTERLEAVED:
+        return f"{n} interleaved A/B block{'s' if n != 1 else ''}"
+    return f"{n} A/B pair{'s' if n != 1 else ''}"
+
+
 def _source(verdict: Verdict) -> str:
-    pairs = f"{verdict.ab_n_pairs} A/B pair{'s' if verdict.ab_n_pairs != 1 else ''}"
+    pairs = _ab_count(verdict)
     if verdict.fanout_of_id is not None:
         return f"fan-out: {pairs} checking a regression found on another rig"
     if verdict.confirmation in _AB:
@@ -69,7 +79,7 @@ def _evidence(verdict: Verdict) -> str:
     if verdict.confirmation == Confirmation.AB_CONFIRMED and verdict.ab_effect_pct is not None:
         p_value = verdict.ab_p_value if verdict.ab_p_value is not None else 1
         return (
-            f"reproduced by {verdict.ab_n_pairs} A/B pairs of baseline and candidate on the same rig: "
+            f"reproduced by {_ab_count(verdict)} of baseline and candidate on the same rig: "
             f"{verdict.ab_effect_pct:+.2f}% (p={p_value:.2g})"
         )
     return ""
@@ -99,6 +109,15 @@ def _answer(verdict: Verdict) -> str:
 
 
 def _how(verdict: Verdict, n_pairs: int) -> str:
+    if verdict.ab_blocks:
+        if verdict.ab_design == AbDesign.INTERLEAVED:
+            how = (f"A/B, {verdict.ab_n_pairs} interleaved blocks (both servers resident, repetitions "
+                   "alternated A B B A, fresh processes each block)")  # fmt: skip
+        else:
+            how = f"A/B, {verdict.ab_n_pairs} run-level pairs (ABBA: two servers did not fit in the rig's memory)"
+        if verdict.ab_contention == ContentionCall.UNEVEN:
+            how += "; A and B ran under different contention"
+        return how
     if n_pairs:
         how = f"A/B, {verdict.ab_n_pairs or n_pairs} interleaved pairs (ABBA)"
         if verdict.ab_design:

@@ -5,6 +5,7 @@ Registered by name (``rigboard.ab_blocks``) on the rig's Celery app. The spec::
 
     {"confirmation_id": …, "repo_url": …, "flags": …, "jobs": 2,
      "a_commit": …, "b_commit": …,          # the same commit twice: an A/A check
+     "source": "git",                       # or "sdist": where a release (bN) comes from
      "config": {…},                         # the reference config (runners.config.RigConfig's shape)
      "first_index": 0, "count": 4, "reps_per_side": 12,
      "retry_countdown_s": 300, "max_retries": 6,
@@ -21,6 +22,7 @@ back, so the service can say why the confirmation did not settle.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -30,7 +32,8 @@ from celery import Task
 from pydantic import ValidationError
 
 from runners.builds.ab_block import ConfirmationRecord, run_confirmation
-from runners.builds.build import BuildError, BuildResult, BuildSpec, build
+from runners.builds.build import BuildError, BuildResult, BuildSpec, SourceErrors, build
+from runners.builds.releases import ReleaseSource, release_number
 from runners.celery_app import app
 from runners.config import ConfigError, RigConfig
 from runners.delivery.ab_schema import AbDispatch, AbReport
@@ -65,9 +68,10 @@ def ab_blocks_run(
         a_bin = _binary(dispatch, dispatch.a_commit, cache_dir)
         b_bin = _binary(dispatch, dispatch.b_commit, cache_dir)
         workload = Workload.from_config(config.workload)
-    except (BuildError, ConfigError, KeyError, ValueError, OSError) as exc:
+    except (BuildError, *SourceErrors, ConfigError, KeyError, ValueError, OSError) as exc:
         return AbReport(confirmation_id=dispatch.confirmation_id, status="error",
                         error=f"{type(exc).__name__}: {exc}"[:500]).as_message()  # fmt: skip
+    started = time.monotonic()
     record = measure(
         a=replace(config.server, binary=a_bin),
         b=replace(config.server, binary=b_bin),
@@ -78,7 +82,7 @@ def ab_blocks_run(
     )
     report = AbReport.model_validate({
         "confirmation_id": dispatch.confirmation_id, "status": "held_back" if record.held_back else "measured",
-        **record.as_dict(),
+        "wall_s": round(time.monotonic() - started, 3), **record.as_dict(),
     })  # fmt: skip
     return report.as_message()
 
@@ -86,9 +90,11 @@ def ab_blocks_run(
 def _binary(dispatch: AbDispatch, commit: str, cache_dir: Path | None) -> str:
     if not dispatch.repo_url:  # a rig given its builds by path (tests, a lent machine)
         return dispatch.binaries[commit]
+    # A release comes from the source the subscription names; a commit always from git.
+    source = ReleaseSource(dispatch.source) if release_number(commit) is not None else ReleaseSource.GIT
     result: BuildResult = build(
         BuildSpec.from_flags_string(repo_url=dispatch.repo_url, commit=commit, flags=dispatch.flags,
-                                    jobs=dispatch.jobs),
+                                    jobs=dispatch.jobs, source=source),
         cache_dir or build_cache_dir(),
     )  # fmt: skip
     if not result.ok:

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BeforeValidator, Field, model_validator
 
 from runners.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
+from runners.delivery.nightly_schema import RELEASE_SOURCES, ReleaseSourceName
 from runners.delivery.schema import Payload
 from runners.delivery.schema_types import FilledText, JSONObject, Number, Text, Whole, one_of
 
@@ -30,10 +31,12 @@ MAX_REPS_PER_SIDE = 256
 
 class AbDispatch(Payload):
     """What the rig's A/B task receives. ``binaries`` (commit → path) instead of
-    ``repo_url`` is for a rig given its builds (a test, a lent machine)."""
+    ``repo_url`` is for a rig given its builds (a test, a lent machine).
+    ``source``: where a release (a commit ``bN``) comes from, as for a nightly build."""
 
     confirmation_id: FilledText
     repo_url: Text = ""
+    source: Annotated[ReleaseSourceName, BeforeValidator(one_of(RELEASE_SOURCES))] = "git"
     flags: Text = ""
     jobs: Whole = Field(default=2, ge=1)
     a_commit: FilledText = Field(max_length=40)
@@ -89,6 +92,7 @@ class AbReport(Payload):
     design: Annotated[str, BeforeValidator(one_of(["", *(d.value for d in AbDesign)]))] = ""
     design_reason: Text = ""
     held_back: bool = False
+    wall_s: Number | None = Field(default=None, ge=0)  # the batch's wall time on the rig: builds found, blocks run
     blocks: list[AbBlock] = Field(default_factory=list, max_length=MAX_BLOCKS_A_BATCH)
 
     def as_message(self) -> dict[str, Any]:

@@ -1,13 +1,16 @@
 """A/B confirmation and its fan-out for real, on two rig workers: a commit
 that really slows every decode step is judged a regression on the first rig,
-confirmed there by interleaved runs of the baseline and the candidate build
-(both from the build cache, ABBA), bisected (a one-commit range), then checked
-the same way on the second rig of the branch, which had built neither commit;
-the report names the first bad commit and says where it reproduces.
+confirmed there by interleaved A/B blocks (the default: the baseline's and the
+candidate's servers side by side, both builds from the build cache,
+repetitions alternated A B B A), bisected (a one-commit range), then checked on
+the second rig of the branch, which had built neither commit, by run-level A/B
+pairs (its subscription's choice); the report names the first bad commit, says
+where it reproduces and which test each rig's figures come from.
 
 Both rigs are CPU workers on this machine with the same flags, so the second
 rig's two builds are build-cache hits. Cost: the nightly's builds (cached
-after the first session) and 3 + 1 + 2 × 8 Gemma 3 270M runs."""
+after the first session), 3 + 1 + 2 × 4 Gemma 3 270M runs and 4 blocks of 2 × 12
+repetitions."""
 
 from __future__ import annotations
 
@@ -18,16 +21,16 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from leaderboard.regressions.ab_blocks import judged_blocks, side_means
 from leaderboard.regressions.models import BuildRecord, BuildStatus, ConfirmationPair, Verdict
 from leaderboard.regressions.services.detection import subscription_check
-from leaderboard.results.models import Run
 from tests.fixtures.regressions import GemmaNightlyRig, Upstream, WebhookReceiver
 from tests.fixtures.waiting import wait_until
 
 pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_db(transaction=True)]
 
 TIMEOUT_S = 50 * 60
-# One look at four pairs (the whole level spent there): a 3-10x slowdown needs no more.
+# One look at four blocks or pairs (the whole level spent there): a 3-10x slowdown needs no more.
 AB_PAIRS = 4
 
 
@@ -35,7 +38,7 @@ def _wait(predicate: Callable[[], bool], what: str, *workers: Any, timeout_s: fl
     wait_until(predicate, timeout_s, what, every_s=2, detail=lambda: "\n".join(w.log()[-3000:] for w in workers))
 
 
-def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
+def test_a_slowdown_is_confirmed_by_ab_blocks_and_reproduces_on_the_second_rig(
     upstream: Upstream,
     gemma_nightly_rig: Callable[..., GemmaNightlyRig],
     service_worker: None,
@@ -46,7 +49,7 @@ def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
 ) -> None:
     settings.RIGBOARD_REPO_CACHE_DIR = tmp_path / "repos"
     one = gemma_nightly_rig("ab-cpu-1", bisect=True, ab_max_pairs=AB_PAIRS, webhook_url=webhook_receiver.url)
-    two = gemma_nightly_rig("ab-cpu-2", ab_max_pairs=AB_PAIRS)
+    two = gemma_nightly_rig("ab-cpu-2", ab_max_pairs=AB_PAIRS, confirm_mode="ab")
 
     good = upstream.head()
     assert subscription_check(subscription=one.subscription).reason == "queued"
@@ -62,13 +65,15 @@ def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
     _wait(settled, "the A/B confirmation on the first rig", one.worker)
     verdict = Verdict.objects.get(build__commit=slow, build__subscription=one.subscription)
     assert (verdict.kind, verdict.confirmation) == ("regression", "ab_confirmed"), verdict.reason
-    pairs = list(verdict.pairs())
-    assert len(pairs) == AB_PAIRS and verdict.ab_n_pairs == AB_PAIRS
-    for pair in pairs:
-        a_run = Run.objects.get(uuid=pair.a_run.run_uuid)
-        b_run = Run.objects.get(uuid=pair.b_run.run_uuid)
-        assert (a_run.stack.build, b_run.stack.build) == (good, slow)  # each side on its own binary
-        assert pair.b_median < pair.a_median
+    # Two servers of Gemma 270M fit here: the rig ran interleaved blocks, no pairs of runs.
+    assert verdict.ab_design == "interleaved" and not verdict.pairs().exists()
+    blocks = judged_blocks(verdict.ab_blocks)
+    assert len(blocks) == AB_PAIRS == verdict.ab_n_pairs
+    for block in blocks:
+        assert "".join(block["sides"][:4]) in ("abba", "baab") and len(block["sides"]) == 24
+        assert block["contention"] in ("quiet", "uneven", "unknown")
+    a_means, b_means = side_means(blocks, "a"), side_means(blocks, "b")
+    assert all(b < a for a, b in zip(a_means, b_means, strict=True))  # the slow build, B, in every block
     assert verdict.ab_effect_pct is not None and verdict.ab_effect_pct < -3
     assert verdict.first_bad_commit == slow  # a one-commit range: bisection names it at once
 
@@ -87,6 +92,8 @@ def test_a_slowdown_is_confirmed_by_ab_pairs_and_reproduces_on_the_second_rig(
     assert "- CPU: reproduces on 2 of 2 rigs\n" in markdown
     assert "| ab-cpu-1 | CPU |" in markdown and "| ab-cpu-2 | CPU |" in markdown
     assert "--model" in markdown or " -m " in markdown
+    assert "A/B blocks: t-test on the blocks' mean log ratios" in markdown  # the first rig's test
+    assert "A/B pairs: paired t-test" in markdown  # the second rig's
     wait_until(lambda: webhook_receiver.bodies, 60, "the webhook's alert", every_s=0.5)
     (body,) = webhook_receiver.bodies
     assert body["report_url"].endswith(f"/regressions/report/{verdict.pk}/")

@@ -5,11 +5,13 @@ release twice.
 
 The command runs as its own process on the test database and the test Redis;
 the rig is played by the test at its boundary (tests/regressions/test_release_chain.py's
-``answer``: the real run_create and build report), and the release list is
+``answer``: the real run_create and build report; a batch of A/B blocks taken off the
+rig's queue and answered with the service's report task), and the release list is
 the package index's, read for real from an index on disk."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -22,8 +24,11 @@ import pytest
 import redis
 
 from leaderboard.regressions.models import BuildRecord, Replay, ReplayStepState
+from leaderboard.regressions.services.aa_checks import AB_RIG_TASK
 from leaderboard.regressions.states import BuildRunStatus, BuildStatus
+from leaderboard.regressions.tasks import ab_report
 from leaderboard.results.models import Rig
+from runners.ab_design import rep_order
 from tests.fixtures.celery_worker import redis_url_for_tests
 from tests.fixtures.gunicorn import test_database_url
 from tests.fixtures.releases import write_release_index
@@ -46,10 +51,29 @@ def _awaiting() -> list[BuildRecord]:
     return list(BuildRecord.objects.filter(build_runs__status=BuildRunStatus.QUEUED).distinct().order_by("created_at"))
 
 
+def _answer_blocks(broker: redis.Redis, queue: str, samples: Callable[[str], list[float]]) -> None:
+    """Play the rig's A/B task: take each batch of blocks off its queue and report
+    it measured, A and B at ``samples(commit)``'s first figure, alternated."""
+    while (raw := broker.rpop(queue)) is not None:  # kombu pushes on the left
+        message = json.loads(raw)
+        if message["headers"]["task"] != AB_RIG_TASK:
+            continue  # a nightly dispatch: its runs are answered from the database (``answer``)
+        spec = json.loads(base64.b64decode(message["body"]))[0][0]
+        blocks = []
+        for index in range(spec["first_index"], spec["first_index"] + spec["count"]):
+            order = rep_order(index, 4)
+            values = [samples(spec[f"{side.value}_commit"])[0] * (1 + 0.002 * ((index + j) % 3))
+                      for j, side in enumerate(order)]  # fmt: skip
+            blocks.append({"index": index, "sides": [side.value for side in order], "decode_tokens_per_s": values,
+                           "contention": "quiet"})  # fmt: skip
+        ab_report({"confirmation_id": spec["confirmation_id"], "status": "measured", "design": "interleaved",
+                   "wall_s": 4.0, "blocks": blocks})  # fmt: skip
+
+
 def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
     tmp_path: Path, make_rig: Callable[..., Rig], celery_broker: redis.Redis
 ) -> None:
-    make_rig(name="replay-rig")
+    rig = make_rig(name="replay-rig")
     reference = tmp_path / "reference.json"
     reference.write_text(json.dumps([{"name": "gemma decode", "spec": {"server": {"threads": 1}, "workload": {}}}]))
     env = {
@@ -78,9 +102,13 @@ def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
     second = _start(args, env, log)
     try:
 
+        def speed(commit: str) -> list[float]:
+            return SLOW if commit == "b106" else FAST
+
         def rig_at_work() -> bool:
             for build in _awaiting():
-                answer(build, lambda commit: SLOW if commit == "b106" else FAST)
+                answer(build, speed)
+            _answer_blocks(celery_broker, rig.queue_name, speed)
             return second.poll() is not None
 
         wait_until(rig_at_work, 180, "the resumed replay to finish")
@@ -101,13 +129,15 @@ def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
         (b.release, ReplayStepState.DONE, b.pk) for b in builds
     ]
     assert all(s.queued_at and s.settled_at and s.queued_at <= s.settled_at for s in steps)
-    # The build and benchmark times the rig reported, per release; b106's A/B pairs (the subscription's
-    # default confirmation) were benchmarked too, and waited for before the replay went on.
+    # The build and benchmark times the rig reported, per release; b106's A/B blocks (the subscription's
+    # default confirmation) were timed too, and waited for before the replay went on.
     assert [b.build_time_s for b in builds] == [3.0, 3.0, 3.0]
-    assert [b.bench_time_s for b in builds[:2]] == [pytest.approx(2.5)] * 2 and builds[2].bench_time_s > 2.5
+    assert [b.bench_time_s for b in builds[:2]] == [pytest.approx(2.5)] * 2
+    assert builds[2].bench_time_s == pytest.approx(2.5 + 4.0)  # its nightly run, then one batch of blocks
     assert builds[1].verdicts.get().kind == "none"
     slow = builds[2].verdicts.get()
-    assert (slow.kind, slow.confirmation) == ("regression", "ab_confirmed") and slow.ab_n_pairs >= 2
+    assert (slow.kind, slow.confirmation, slow.ab_design) == ("regression", "ab_confirmed", "interleaved")
+    assert slow.ab_n_pairs == 4
     # The summary says what each release got, with its page upstream.
     assert "b106: Benchmarked; build 3 s, bench" in output and "gemma decode: Regression" in output
     assert "https://github.com/ggml-org/llama.cpp/releases/tag/b106" in output

@@ -21,10 +21,12 @@ from django.core.management import call_command
 from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import BuildRecord, BuildRun, ConfirmationPair, Subscription, Verdict
 from leaderboard.regressions.services.builds import build_report_record
+from leaderboard.regressions.services.confirmation import blocks_report_receive
 from leaderboard.regressions.services.imports import timeline_import
 from leaderboard.regressions.timeline_export import timeline_document
 from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Run
+from runners.ab_design import rep_order
 from tests.fixtures.celery_worker import queued_messages
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -189,3 +191,52 @@ def test_export_nightly_writes_the_recording_import_nightly_stores(
     call_command("import_nightly", "--rig", "imported-rig", str(path))
 
     assert _verdicts(Subscription.objects.get(rig__name="imported-rig")) == recorded.verdicts
+
+
+def _block(index: int, ratio: float, contention: str = "quiet") -> dict[str, Any]:
+    order = rep_order(index, 4)
+    wiggle = [1.0, 1.004, 0.997, 1.002, 0.999][index % 5]
+    values = [100.0 * (ratio * wiggle if s.value == "b" else 1.0) for s in order]
+    return {"index": index, "sides": [s.value for s in order], "decode_tokens_per_s": values,
+            "contention": contention, "error": ""}  # fmt: skip
+
+
+def test_a_timeline_confirmed_by_ab_blocks_imports_to_the_same_answer(
+    nightly_setup: Callable[..., Any], celery_broker: redis.Redis, make_rig: Callable[..., Any], tmp_path: Path
+) -> None:
+    sub, _, _ = nightly_setup(confirm_mode="blocks")
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    samples = [100.0, 100.5, 99.5, 100.2, 99.8, 100.1]
+    _night(sub, "a" * 40, samples, runs_dir)
+    slow = _night(sub, "b" * 40, [v * 0.95 for v in samples], runs_dir)
+    verdict = slow.verdicts.get()
+    assert verdict.confirmation == "pending"
+    # Two batches as the rig answered them, a heavy block (not judged) in the first.
+    ident = f"vb-{verdict.pk}"
+    first = [_block(0, 0.95), _block(1, 1.0, "heavy"), _block(2, 0.95)]
+    blocks_report_receive(report={"confirmation_id": ident, "status": "measured", "design": "interleaved",
+                                  "blocks": first})  # fmt: skip
+    blocks_report_receive(report={"confirmation_id": ident, "status": "measured", "design": "interleaved",
+                                  "blocks": [_block(3, 0.95), _block(4, 0.95)]})  # fmt: skip
+    judged = _verdicts(sub)
+    assert judged[-1] == ("b" * 40, "regression", "ab_confirmed", 4)
+    verdict.refresh_from_db()
+    effect = verdict.ab_effect_pct
+    document = _exported(Recorded(sub, runs_dir, judged))
+    assert [len(b["blocks"]) for n in document["builds"] for b in n["ab_blocks"]] == [5]
+
+    imported = timeline_import(rig=make_rig(name="imported-rig"), document=document)
+
+    assert imported.subscription.confirm_mode == "blocks"
+    assert _verdicts(imported.subscription) == judged
+    again = Verdict.objects.get(build__subscription=imported.subscription, build__commit="b" * 40)
+    assert again.ab_effect_pct == pytest.approx(effect) and again.ab_design == "interleaved"
+    assert len(again.ab_blocks) == 5
+    # A recording that ends before the service's confirmation does is refused, naming the field.
+    Run.objects.filter(uuid__in=[d["uuid"] for d in document["runs"]]).delete()
+    imported.subscription.rig.delete()
+    document["builds"][1]["ab_blocks"][0]["blocks"] = first[:1]
+    with pytest.raises(ApplicationError) as refused:
+        timeline_import(rig=make_rig(name="short-rig"), document=document)
+    assert refused.value.field.endswith("ab_blocks")

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 from leaderboard.celery import app as celery_app
 from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.ab import AbOutcome, Decision, Pair, Plan, ab_judge
-from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge
+from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge, judged_blocks, worst_contention
 from leaderboard.regressions.models import (
     AaCheck,
     BuildRecord,
@@ -37,6 +37,7 @@ from leaderboard.regressions.models import (
 from leaderboard.regressions.services.ab_confirmation import ab_plan
 from leaderboard.regressions.states import BENCHMARKED_PHASES, CONFIRMING, AaStatus, aa_check_move
 from runners.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
+from runners.builds.releases import release_number
 from runners.delivery.ab_schema import AbDispatch, AbReport
 from runners.delivery.schema_types import field_errors
 
@@ -47,8 +48,6 @@ AB_RIG_TASK = "rigboard.ab_blocks"
 # The service-side task the rig sends each batch's report to (tasks.py).
 AB_REPORT_TASK = "regressions.ab_report"
 AA_PREFIX = "aa-"
-# Worst first: the call a check shows is the worst of its judged blocks.
-_CONTENTION_ORDER = [ContentionCall.HEAVY, ContentionCall.UNEVEN, ContentionCall.UNKNOWN, ContentionCall.QUIET]
 
 
 def _settle(check: AaCheck, status: AaStatus, reason: str) -> None:
@@ -63,19 +62,22 @@ def aa_check_spec(check: AaCheck, *, first_index: int, count: int) -> dict[str, 
     """Return the JSON the rig's A/B task receives for one batch of ``check``
     (runners/delivery/ab_schema.py's AbDispatch)."""
     sub = check.subscription
-    return AbDispatch(
-        confirmation_id=f"{AA_PREFIX}{check.pk}",
-        repo_url=sub.repo_url,
-        flags=sub.build_flags,
-        jobs=sub.build_jobs,
-        a_commit=check.commit,
-        b_commit=check.commit,
-        config=check.reference_config.spec,
-        first_index=first_index,
-        count=count,
-        reps_per_side=DEFAULT_REPS_PER_SIDE,
-        report_task=AB_REPORT_TASK,
-        report_queue=celery_app.conf.task_default_queue or "celery",
+    return AbDispatch.model_validate(
+        {
+            "confirmation_id": f"{AA_PREFIX}{check.pk}",
+            "repo_url": sub.repo_url,
+            "source": sub.release_source if release_number(check.commit) is not None else "git",
+            "flags": sub.build_flags,
+            "jobs": sub.build_jobs,
+            "a_commit": check.commit,
+            "b_commit": check.commit,
+            "config": check.reference_config.spec,
+            "first_index": first_index,
+            "count": count,
+            "reps_per_side": DEFAULT_REPS_PER_SIDE,
+            "report_task": AB_REPORT_TASK,
+            "report_queue": celery_app.conf.task_default_queue or "celery",
+        }
     ).as_message()
 
 
@@ -116,7 +118,7 @@ def aa_check_queue(*, subscription: Subscription) -> AaCheck | None:
     ref = subscription.reference_configs.filter(is_active=True).order_by("id").first()
     if not commit or ref is None:
         return None
-    plan = block_plan(alpha=subscription.alpha, threshold_pct=subscription.threshold_pct)
+    plan = subscription_block_plan(subscription)
     with transaction.atomic():
         check = AaCheck.objects.create(subscription=subscription, reference_config=ref, commit=commit)
         transaction.on_commit(lambda: _send(check.pk, 0, plan.first_pairs))
@@ -141,10 +143,21 @@ def aa_checks_due(*, now: datetime | None = None) -> list[AaCheck]:
     return queued
 
 
-def _judge(design: str, blocks: Sequence[Mapping[str, Any]], subscription: Subscription) -> tuple[AbOutcome, Plan]:
-    """Judge the blocks by the rule of the design they ran in."""
+def subscription_block_plan(subscription: Subscription) -> Plan:
+    """Return the blocks' sequential plan the subscription's settings give: its
+    level and threshold, at most ``ab_max_pairs`` blocks (an A/A check judged as
+    the rig's verdicts are)."""
+    return block_plan(
+        alpha=subscription.alpha, threshold_pct=subscription.threshold_pct, max_blocks=subscription.ab_max_pairs
+    )
+
+
+def blocks_decide(
+    design: str, blocks: Sequence[Mapping[str, Any]], subscription: Subscription
+) -> tuple[AbOutcome, Plan]:
+    """Judge reported blocks by the rule of the design they ran in (A/A checks and verdicts alike)."""
     if design == AbDesign.INTERLEAVED:
-        plan = block_plan(alpha=subscription.alpha, threshold_pct=subscription.threshold_pct)
+        plan = subscription_block_plan(subscription)
         parsed = [Block(tuple(Side(s) for s in b["sides"]), tuple(b["decode_tokens_per_s"])) for b in blocks]
         return blocks_judge(parsed, plan), plan
     plan = ab_plan(subscription)
@@ -157,6 +170,16 @@ def _judge(design: str, blocks: Sequence[Mapping[str, Any]], subscription: Subsc
     return ab_judge(pairs, plan), plan
 
 
+def ab_report_parse(ident: str, report: Mapping[str, Any]) -> AbReport:
+    """Return the rig's report as the schema reads it; one that does not fit is
+    an error report naming the field (nothing of it is judged)."""
+    try:
+        return AbReport.model_validate(dict(report))
+    except ValidationError as exc:
+        field, (why, *_) = next(iter(field_errors(exc).items()))
+        return AbReport(confirmation_id=ident, status="error", error=f"the rig's report: {field}: {why}")
+
+
 def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
     """Record one batch's report of an A/A check and judge it; send the next
     batch while the rule says continue. A report for no known check, or for a
@@ -165,11 +188,7 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
     if not ident.startswith(AA_PREFIX) or not ident[len(AA_PREFIX) :].isdigit():
         logger.warning("A/B report for an unknown confirmation %r", ident)
         return None
-    try:
-        parsed = AbReport.model_validate(dict(report))
-    except ValidationError as exc:
-        field, (why, *_) = next(iter(field_errors(exc).items()))
-        parsed = AbReport(confirmation_id=ident, status="error", error=f"the rig's report: {field}: {why}")
+    parsed = ab_report_parse(ident, report)
     with transaction.atomic():
         check = (
             AaCheck.objects.select_for_update()
@@ -187,10 +206,9 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
         if parsed.status == "held_back":
             _settle(check, AaStatus.HELD_BACK, "held back: the rig was busy (heavy contention) each try")
             return check
-        judged = [b for b in check.blocks if b.get("contention") != ContentionCall.HEAVY and not b.get("error")]
-        outcome, plan = _judge(check.design, judged, check.subscription)
-        calls = {str(b.get("contention") or ContentionCall.UNKNOWN) for b in judged}
-        check.contention = next((c.value for c in _CONTENTION_ORDER if c in calls), "")
+        judged = judged_blocks(check.blocks)
+        outcome, plan = blocks_decide(check.design, judged, check.subscription)
+        check.contention = worst_contention(judged)
         if outcome.decision == Decision.CONTINUE:
             check.save()
             first, count = len(judged), plan.next_batch(len(judged))

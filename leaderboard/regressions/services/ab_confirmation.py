@@ -159,12 +159,12 @@ def ab_pairs_judge(*, build: BuildRecord) -> PairsJudged:
         elif verdict is None:
             _fanout_verdict_create(build, ref, pairs, outcome)
         else:
-            _ab_answer_apply(verdict, outcome)
+            ab_answer_apply(verdict, outcome)
     verdicts = list(build.verdicts.select_related("reference_config").order_by("id"))
     return PairsJudged(verdicts, more, waiting)
 
 
-def _ab_figures(outcome: AbOutcome) -> dict[str, object]:
+def _ab_figures(outcome: AbOutcome, design: str = AbDesign.RUN_ABBA) -> dict[str, object]:
     return {
         "ab_n_pairs": outcome.n_pairs,
         "ab_effect_pct": outcome.effect_pct,
@@ -174,14 +174,15 @@ def _ab_figures(outcome: AbOutcome) -> dict[str, object]:
         "ab_spread_pct": outcome.spread_pct,
         "ab_decision": outcome.decision.value,
         "confirm_effect_pct": outcome.effect_pct,
-        # Verdicts are still confirmed by run-level pairs; interleaved blocks run in A/A checks (aa_checks.py).
-        "ab_design": AbDesign.RUN_ABBA.value,
+        # Pairs of BuildRuns are run-level ABBA; a blocks confirmation says which design its rig ran.
+        "ab_design": design,
     }
 
 
-def _ab_answer_apply(verdict: Verdict, outcome: AbOutcome) -> None:
-    """Settle a pending verdict with the pairs' answer: confirmed when they give its kind, else refuted."""
-    for name, value in _ab_figures(outcome).items():
+def ab_answer_apply(verdict: Verdict, outcome: AbOutcome, *, design: str = AbDesign.RUN_ABBA) -> None:
+    """Settle a pending verdict with the A/B answer (pairs, or blocks in
+    ``design``): confirmed when it gives the verdict's kind, else refuted."""
+    for name, value in _ab_figures(outcome, design).items():
         setattr(verdict, name, value)
     if outcome.decision.kind == Kind(verdict.kind):
         confirmation_move(verdict, Confirmation.AB_CONFIRMED)

@@ -2,13 +2,15 @@
 
 A build whose first run is judged a change moves to a confirming phase
 (states.BuildStatus): ``rerunning`` (services/rerun.py: the candidate alone,
-``confirm_runs`` times) or ``ab_pairs`` (services/ab_confirmation.py, the
-default: baseline and candidate interleaved on the same rig, which a slow
-spell or a speed step between two nights cannot fool). This module routes a
+``confirm_runs`` times) or ``ab_pairs``, where baseline and candidate run on the
+same rig, which a slow spell or a speed step between two nights cannot fool:
+as blocks (services/verdict_blocks.py, the default: both servers resident,
+repetitions alternated) or as run-level pairs (services/ab_confirmation.py). This module routes a
 build to one or the other, judges what the rig reports, and moves the build
 back to ``benchmarked`` once every verdict has its answer.
 
-Every confirmation's runs leave through one seam, ``_send_after_commit``:
+Every confirmation's runs leave through one seam, ``_send_after_commit`` (a
+blocks batch through ``_batch_send_after_commit``, to the rig's A/B task):
 they are sent to the rig's queue once the transaction commits, or, when the
 broker cannot be reached, the verdicts they were to check settle as
 unchecked (the first run stands) and are acted on at once. Either way a
@@ -22,21 +24,33 @@ caller fills them from the recording and reports them as the rig did."""
 
 from __future__ import annotations
 
+import logging
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.models import BuildRecord, ConfirmMode, Verdict, VerdictKind
+from leaderboard.regressions.services.aa_checks import AB_RIG_TASK, ab_report_parse
 from leaderboard.regressions.services.ab_confirmation import ab_pairs_judge, ab_pairs_queue
 from leaderboard.regressions.services.alerts import alerts_queue_for
 from leaderboard.regressions.services.bisect import bisect_start
 from leaderboard.regressions.services.detection import build_send
 from leaderboard.regressions.services.fanout import fanout_builds_add
 from leaderboard.regressions.services.rerun import reruns_add, reruns_judge
+from leaderboard.regressions.services.verdict_blocks import (
+    VERDICT_PREFIX,
+    BatchAsk,
+    verdict_blocks_queue,
+    verdict_blocks_record,
+    verdict_blocks_spec,
+    verdict_unmeasured,
+)
 from leaderboard.regressions.states import (
     BuildRunStatus,
     BuildStatus,
@@ -46,18 +60,24 @@ from leaderboard.regressions.states import (
     confirmation_move,
 )
 
+logger = logging.getLogger(__name__)
+
 _sends_held: ContextVar[bool] = ContextVar("sends_held", default=False)
+_held_batches: ContextVar[list[BatchAsk]] = ContextVar("held_batches")
 
 
 @contextmanager
-def sends_held() -> Iterator[None]:
-    """Within this block no confirmation run or fan-out build leaves for a rig:
-    what the service queues stays queued, for the caller to fill (module doc)."""
-    token = _sends_held.set(True)
+def sends_held() -> Iterator[list[BatchAsk]]:
+    """Within this block no confirmation run, A/B blocks batch or fan-out build
+    leaves for a rig: what the service queues stays queued, for the caller to
+    fill (module doc); the batches of blocks asked for are appended, in order,
+    to the list it yields."""
+    token, batches = _sends_held.set(True), _held_batches.set([])
     try:
-        yield
+        yield _held_batches.get()
     finally:
         _sends_held.reset(token)
+        _held_batches.reset(batches)
 
 
 def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -69,8 +89,10 @@ def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> li
     sub = build.subscription
     if not todo or not build.is_nightly:
         return []
-    if sub.confirm_mode != ConfirmMode.AB and sub.confirm_runs == 0:
+    if sub.confirm_mode == ConfirmMode.RERUN and sub.confirm_runs == 0:
         return []
+    if sub.confirm_mode == ConfirmMode.BLOCKS:
+        return _blocks_queue(build, todo)
     with transaction.atomic():
         if sub.confirm_mode == ConfirmMode.AB:
             held, phase = ab_pairs_queue(build=build, verdicts=todo), BuildStatus.AB_PAIRS
@@ -81,6 +103,65 @@ def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> li
             build.save(update_fields=["status"])
             _send_after_commit(build)
     return held
+
+
+def _blocks_queue(build: BuildRecord, todo: Sequence[Verdict]) -> list[Verdict]:
+    """Hold the change verdicts pending on A/B blocks; ask the rig for each one's first batch."""
+    with transaction.atomic():
+        asks = verdict_blocks_queue(verdicts=todo)
+        if not asks:
+            return []
+        build_move(build, BuildStatus.AB_PAIRS)
+        build.save(update_fields=["status"])
+        for ask in asks:
+            _batch_send_after_commit(ask)
+    held = {ask.verdict_id for ask in asks}
+    return [v for v in todo if v.pk in held]
+
+
+def blocks_report_receive(*, report: Mapping[str, Any]) -> Verdict | None:
+    """Record one batch of a verdict's A/B blocks (sent by the rig's A/B task)
+    and judge them: ask for the next batch while the rule says continue, else
+    answer the verdict; once none of the build's verdicts waits, the build is
+    benchmarked again and what stands is acted on. A report for no verdict, or
+    for one no longer pending (a duplicate delivery), changes nothing: None."""
+    ident = str(report.get("confirmation_id") or "") if isinstance(report, Mapping) else ""
+    number = ident[len(VERDICT_PREFIX) :]
+    if not ident.startswith(VERDICT_PREFIX) or not number.isdigit():
+        logger.warning("A/B blocks report for an unknown verdict %r", ident)
+        return None
+    parsed = ab_report_parse(ident, report)
+    with transaction.atomic():
+        verdict = (
+            Verdict.objects.select_for_update(of=("self",))
+            .select_related("build__subscription", "reference_config")
+            .filter(pk=int(number))
+            .first()
+        )
+        if verdict is None or verdict.confirmation != Confirmation.PENDING:
+            return None
+        ask = verdict_blocks_record(verdict, parsed)
+        if ask is not None:
+            _batch_send_after_commit(ask)
+            return verdict
+        done = _blocks_build_settle(verdict.build)
+    if done:
+        standing_changes_act_on(build=verdict.build, verdicts=done)
+    return verdict
+
+
+def _blocks_build_settle(build: BuildRecord) -> list[Verdict]:
+    """Once no verdict of ``build`` waits on its blocks, move it back to
+    benchmarked and recompute whether it is accepted; return its verdicts
+    then (to act on), else none."""
+    build = BuildRecord.objects.select_for_update().get(pk=build.pk)
+    verdicts = list(build.verdicts.select_related("reference_config").order_by("id"))
+    if build.status != BuildStatus.AB_PAIRS or any(v.confirmation == Confirmation.PENDING for v in verdicts):
+        return []
+    build_move(build, BuildStatus.BENCHMARKED)
+    build.save(update_fields=["status"])
+    build.accepted_update(verdicts)
+    return verdicts
 
 
 def confirmation_judge(*, build: BuildRecord) -> list[Verdict]:
@@ -130,6 +211,39 @@ def _send_after_commit(build: BuildRecord) -> None:
     build.celery_task_id = str(uuid.uuid4())
     build.save(update_fields=["celery_task_id"])
     transaction.on_commit(lambda: _send_or_settle(build.pk))
+
+
+def _batch_send_after_commit(ask: BatchAsk) -> None:
+    """The one way a batch of A/B blocks leaves for the rig: sent once the
+    current transaction commits; when the broker cannot be reached the verdict
+    is unchecked (the first run stands) and acted on; inside ``sends_held()``, kept
+    for the caller (``held_batches``)."""
+    if _sends_held.get():
+        _held_batches.get().append(ask)
+        return
+    transaction.on_commit(lambda: _batch_send_or_settle(ask))
+
+
+def _batch_send_or_settle(ask: BatchAsk) -> None:
+    verdict = Verdict.objects.select_related("build__subscription__rig", "reference_config").get(pk=ask.verdict_id)
+    try:
+        rig_task_send(
+            task_name=AB_RIG_TASK,
+            spec=verdict_blocks_spec(verdict, first_index=ask.first_index, count=ask.count),
+            queue=verdict.build.subscription.rig.queue_name,
+            task_id=str(uuid.uuid4()),
+            time_limit=None,
+        )
+    except Exception as exc:  # any broker error: the batch never left, and the verdict says why
+        logger.exception("could not queue A/B blocks of verdict %s", ask.verdict_id)
+        with transaction.atomic():
+            locked = Verdict.objects.select_for_update().get(pk=ask.verdict_id)
+            if locked.confirmation != Confirmation.PENDING:
+                return
+            verdict_unmeasured(locked, f"A/B blocks not queued (could not reach the Celery broker: {exc})"[:150])
+            done = _blocks_build_settle(verdict.build)
+        if done:
+            standing_changes_act_on(build=verdict.build, verdicts=done)
 
 
 def _send_or_settle(build_id: int) -> None:

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from leaderboard.core.errors import ApplicationError
+from leaderboard.regressions.ab_blocks import judged_blocks
 from leaderboard.regressions.models import (
     BuildRecord,
     BuildRun,
@@ -31,9 +32,11 @@ from leaderboard.regressions.models import (
     ReferenceConfig,
     ReleaseSource,
     Subscription,
+    Verdict,
 )
 from leaderboard.regressions.services.builds import build_report_record
-from leaderboard.regressions.services.confirmation import sends_held
+from leaderboard.regressions.services.confirmation import blocks_report_receive, sends_held
+from leaderboard.regressions.services.verdict_blocks import VERDICT_PREFIX, BatchAsk
 from leaderboard.regressions.states import CONFIRMING, BuildRunRole, BuildRunStatus
 from leaderboard.results.imports import run_document_store
 from leaderboard.results.models import Rig
@@ -167,9 +170,19 @@ def _night_import(
     later = [e for e in entries if _role(e) not in _FIRST_ROUND]
     first_runs = _build_runs_create(build, references, first)
     stored = _documents_store(build, first_runs, runs)
-    with sends_held():
+    recorded_blocks = {
+        str(_mapping(b, f"ab_blocks.{j}").get("reference_config")): _RecordedBlocks(b)
+        for j, b in enumerate(_list(night.get("ab_blocks") or [], "ab_blocks"))
+    }
+    with sends_held() as batches:
         build_report_record(report=_report_for(build, outcome, rows, first_runs))
-        while (asked := _asked(build)) is not None:
+        while True:
+            if batches:
+                _blocks_feed(batches.pop(0), recorded_blocks)
+                continue
+            asked = _asked(build)
+            if asked is None:
+                break
             if len(later) < len(asked):
                 raise ApplicationError(
                     f"the service asks for {len(asked)} more runs than the recording holds", field="build_runs"
@@ -187,6 +200,46 @@ def _night_import(
     if finished:
         BuildRecord.objects.filter(pk=build.pk).update(finished_at=_when(finished, "finished_at"))
     return stored
+
+
+class _RecordedBlocks:
+    """A verdict's recorded A/B blocks, handed out batch by batch as the service asks."""
+
+    def __init__(self, entry: Mapping[str, Any]) -> None:
+        self.design = str(entry.get("design") or "")
+        self.blocks = [_mapping(b, "ab_blocks.blocks") for b in _list(entry.get("blocks") or [], "ab_blocks.blocks")]
+        self.ended = str(entry.get("ended") or "measured")
+        self.error = str(entry.get("error") or "")
+        self.taken = 0
+
+    def batch(self, count: int) -> tuple[str, list[Mapping[str, Any]]]:
+        """Return the next batch's status and blocks: the next ``count`` blocks the
+        rule judges (and any heavy ones among them); the recording's end once none is left."""
+        out: list[Mapping[str, Any]] = []
+        while self.taken < len(self.blocks) and len(judged_blocks(out)) < count:
+            out.append(self.blocks[self.taken])
+            self.taken += 1
+        if judged_blocks(out) or self.ended == "measured":
+            return "measured", out
+        return self.ended, out
+
+
+def _blocks_feed(ask: BatchAsk, recorded: Mapping[str, _RecordedBlocks]) -> None:
+    """Answer a batch of A/B blocks the service asked for with the recording's next blocks."""
+    verdict = Verdict.objects.select_related("reference_config").get(pk=ask.verdict_id)
+    entry = recorded.get(verdict.reference_config.name)
+    if entry is None:
+        raise ApplicationError(
+            f"the service asks for A/B blocks of {verdict.reference_config.name}, which the recording lacks",
+            field="ab_blocks",
+        )
+    status, blocks = entry.batch(ask.count)
+    if status == "measured" and not blocks:
+        raise ApplicationError("the service asks for more A/B blocks than the recording holds", field="ab_blocks")
+    blocks_report_receive(report={
+        "confirmation_id": f"{VERDICT_PREFIX}{verdict.pk}", "status": status, "design": entry.design,
+        "error": entry.error, "blocks": blocks,
+    })  # fmt: skip
 
 
 def _asked(build: BuildRecord) -> list[BuildRun] | None:
