@@ -163,3 +163,17 @@ def worst_contention(blocks: Sequence[Mapping[str, Any]]) -> str:
     """Return the worst contention call of ``blocks`` ("" for none)."""
     calls = {str(b.get("contention") or ContentionCall.UNKNOWN) for b in blocks}
     return next((c.value for c in _CONTENTION_ORDER if c in calls), "")
+
+
+def planted_slowdown(blocks: Sequence[Mapping[str, Any]], pct: float) -> list[dict[str, Any]]:
+    """Return ``blocks`` with every B repetition's rate cut by ``pct`` percent: a
+    slowdown of known size planted in real measured noise (a power check: would
+    the rule have caught it on these very blocks?)."""
+    factor = 1.0 - pct / 100.0
+    out = []
+    for b in blocks:
+        rates = [
+            v * factor if s == Side.B and v else v for s, v in zip(b["sides"], b["decode_tokens_per_s"], strict=True)
+        ]
+        out.append({**b, "decode_tokens_per_s": rates})
+    return out

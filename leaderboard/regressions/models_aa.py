@@ -39,6 +39,10 @@ class AaCheck(models.Model):
         help_text="The worst contention call of the blocks judged.",
     )  # fmt: skip
     blocks = models.JSONField(default=list, blank=True, help_text="Each block as the rig reported it.")
+    # The power check (services/aa_checks.py): the same judged blocks with a known slowdown
+    # planted in B's rates, judged by the same rule: caught, missed, or undecided in the blocks measured.
+    power_planted_pct = models.FloatField(null=True, blank=True, help_text="The slowdown planted in B's rates, %.")
+    power_decision = models.CharField(max_length=16, blank=True, help_text="The rule's answer on the planted blocks.")
     reason = models.CharField(max_length=300, blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -49,6 +53,11 @@ class AaCheck(models.Model):
 
     def __str__(self) -> str:
         return f"A/A {self.commit[:10]} on {self.subscription_id}: {self.status} {self.decision}"
+
+    @property
+    def power_caught(self) -> bool:
+        """True if the planted slowdown was called a regression."""
+        return self.power_decision == "regression"
 
     @property
     def called_a_change(self) -> bool:

@@ -33,6 +33,20 @@ class RigAaSummary:
     held_back: int
     design: str
     last_at: datetime | None
+    power_planted_pct: float | None = None
+    power_decision: str = ""
+    power_n_blocks: int = 0
+
+    def power_words(self) -> str:
+        """Return the last power check in words ('' without one)."""
+        if self.power_planted_pct is None or not self.power_decision:
+            return ""
+        planted = f"a {self.power_planted_pct:g}% slowdown planted in the B rates of its last A/A check"
+        if self.power_decision == "regression":
+            return f"last power check: {planted} was caught ({self.power_n_blocks} blocks)"
+        if self.power_decision == "continue":
+            return f"last power check: {planted} was undecided in the {self.power_n_blocks} blocks measured"
+        return f"last power check: {planted} was missed ({self.power_decision})"
 
     @property
     def exceeds_level(self) -> bool:
@@ -47,6 +61,8 @@ class RigAaSummary:
             f"A/A: {self.called} of {self.checks} called a change (95% bound {100 * self.upper_95:.1f}%; "
             f"level {100 * self.level:g}%), last by {self.design or 'unknown design'}"
         )
+        power = self.power_words()
+        text += f"; {power}" if power else ""
         return text + ("; false alarms above the level" if self.exceeds_level else "")
 
 
@@ -56,14 +72,23 @@ def rigs_aa_summaries(*, rig_ids: Iterable[int]) -> dict[int, RigAaSummary]:
     checks = (
         AaCheck.objects.filter(subscription__rig_id__in=ids, status__in=[AaStatus.SETTLED, AaStatus.HELD_BACK])
         .order_by("settled_at", "id")
-        .values_list("subscription__rig_id", "status", "decision", "design", "settled_at")
+        .values_list(
+            "subscription__rig_id",
+            "status",
+            "decision",
+            "design",
+            "settled_at",
+            "power_planted_pct",
+            "power_decision",
+            "n_blocks",
+        )
     )
     levels: dict[int, float] = {}
     for rig_id, alpha in Subscription.objects.filter(rig_id__in=ids).values_list("rig_id", "alpha"):
         levels[rig_id] = min(alpha, levels.get(rig_id, alpha))
     tallies: dict[int, list[AaTally]] = {i: [] for i in ids}
-    for rig_id, status, decision, design, settled_at in checks:
-        tallies[rig_id].append(AaTally(status, decision, design, settled_at))
+    for rig_id, *row in checks:
+        tallies[rig_id].append(AaTally(*row))
     return {i: _summary(i, tallies[i], levels.get(i, DEFAULT_ALPHA)) for i in ids}
 
 
@@ -73,6 +98,9 @@ class AaTally:
     decision: str
     design: str
     settled_at: datetime | None
+    power_planted_pct: float | None
+    power_decision: str
+    n_blocks: int
 
 
 def _summary(rig_id: int, rows: list[AaTally], level: float) -> RigAaSummary:
@@ -90,4 +118,7 @@ def _summary(rig_id: int, rows: list[AaTally], level: float) -> RigAaSummary:
         held_back=sum(1 for r in rows if r.status == AaStatus.HELD_BACK),
         design=last.design if last else "",
         last_at=last.settled_at if last else None,
+        power_planted_pct=last.power_planted_pct if last else None,
+        power_decision=last.power_decision if last else "",
+        power_n_blocks=last.n_blocks if last else 0,
     )

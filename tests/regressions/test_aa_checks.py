@@ -124,6 +124,41 @@ def _settled(sub: Any, ref: Any, decisions: list[str]) -> None:
                                decision=d, design="interleaved", settled_at=timezone.now())  # fmt: skip
 
 
+def _noisy_block(index: int, noise: list[float]) -> dict[str, Any]:
+    """A block of one build on both sides: each repetition 100 × its own noise."""
+    order = rep_order(index, 4)
+    values = [100.0 * noise[(index * 8 + j) % len(noise)] for j in range(len(order))]
+    return {"index": index, "sides": [s.value for s in order], "decode_tokens_per_s": values,
+            "contention": "quiet", "error": ""}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spread", "words"),
+    [
+        # Quiet noise (±0.3%): the planted 5% is caught at the first look, like the A/A settled there.
+        (0.003, "a 5% slowdown planted in the B rates of its last A/A check was caught (4 blocks)"),
+        # Noise of ±12% a repetition: 4 blocks cannot tell 5% (the A/A settled as inconclusive at the limit).
+        (0.12, "a 5% slowdown planted in the B rates of its last A/A check was"),
+    ],
+)
+def test_a_settled_check_is_also_a_power_check_of_a_planted_slowdown(subscribed, client, spread, words) -> None:
+    sub, _ = subscribed
+    sub.ab_max_pairs = 4
+    sub.save()
+    (check,) = aa_checks_due()
+    noise = [1 + spread * math.sin(1.7 * k) for k in range(64)]
+    ab_report_receive(report=_report(check, [_noisy_block(i, noise) for i in range(4)]))
+    check.refresh_from_db()
+    assert check.status == AaStatus.SETTLED and check.power_planted_pct == 5.0
+    assert check.power_caught == (spread < 0.01), (check.decision, check.power_decision)
+    summary = rigs_aa_summaries(rig_ids=[sub.rig_id])[sub.rig_id]
+    assert words in summary.power_words()
+    rig_page = client.get(reverse("boards:rig", args=[sub.rig_id])).content.decode()
+    assert words in rig_page
+    if spread > 0.01:
+        assert "caught" not in summary.power_words()
+
+
 def test_the_count_and_its_bounds_are_clopper_pearson(subscribed) -> None:
     sub, ref = subscribed
     _settled(sub, ref, ["none"] * 38 + ["inconclusive", "improvement"])

@@ -9,7 +9,13 @@ ABBA pairs), measures the contention of every repetition, and retries later
 itself when the machine is busy; each batch comes back to ``ab_report_receive``,
 which judges the blocks so far (regressions/ab_blocks.py; ab.py for the
 fallback's pairs) and sends the next batch while the rule says continue. Any
-change the rule calls is a false alarm (selectors_aa.py counts them)."""
+change the rule calls is a false alarm (selectors_aa.py counts them).
+
+Each settled check is also the rig's **power check**: the same judged blocks,
+B's every rate cut by ``PLANTED_SLOWDOWN_PCT``, judged by the same rule. A
+slowdown planted in the rig's own measured noise, not in a binary (that is
+benchmarks/ab_slowdowns.py's compute commits): whether the rule would have
+caught it, missed it, or needed more blocks than the check ran."""
 
 from __future__ import annotations
 
@@ -27,7 +33,14 @@ from pydantic import ValidationError
 from leaderboard.celery import app as celery_app
 from leaderboard.core.queues import rig_task_send
 from leaderboard.regressions.ab import AbOutcome, Decision, Pair, Plan, ab_judge
-from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge, judged_blocks, worst_contention
+from leaderboard.regressions.ab_blocks import (
+    Block,
+    block_plan,
+    blocks_judge,
+    judged_blocks,
+    planted_slowdown,
+    worst_contention,
+)
 from leaderboard.regressions.models import (
     AaCheck,
     BuildRecord,
@@ -48,6 +61,9 @@ AB_RIG_TASK = "rigboard.ab_blocks"
 # The service-side task the rig sends each batch's report to (tasks.py).
 AB_REPORT_TASK = "regressions.ab_report"
 AA_PREFIX = "aa-"
+# The power check: a slowdown this size planted in the settled check's B rates
+# (the issue's ">= 95% caught at 5%"), judged by the rig's own rule.
+PLANTED_SLOWDOWN_PCT = 5.0
 
 
 def _settle(check: AaCheck, status: AaStatus, reason: str) -> None:
@@ -216,6 +232,8 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
             return check
         check.decision = outcome.decision.value
         check.n_blocks = outcome.n_pairs
+        planted, _ = blocks_decide(check.design, planted_slowdown(judged, PLANTED_SLOWDOWN_PCT), check.subscription)
+        check.power_planted_pct, check.power_decision = PLANTED_SLOWDOWN_PCT, planted.decision.value
         check.effect_pct, check.p_value = outcome.effect_pct, outcome.p_value
         check.ci_low_pct, check.ci_high_pct = outcome.ci_low_pct, outcome.ci_high_pct
         uneven = "; A and B ran under different contention" if check.contention == ContentionCall.UNEVEN else ""
