@@ -87,8 +87,8 @@ def rigs_aa_summaries(*, rig_ids: Iterable[int]) -> dict[int, RigAaSummary]:
     for rig_id, alpha in Subscription.objects.filter(rig_id__in=ids).values_list("rig_id", "alpha"):
         levels[rig_id] = min(alpha, levels.get(rig_id, alpha))
     tallies: dict[int, list[AaTally]] = {i: [] for i in ids}
-    for rig_id, *row in checks:
-        tallies[rig_id].append(AaTally(*row))
+    for rig_id, status, decision, design, settled_at, planted_pct, power_decision, n_blocks in checks:
+        tallies[rig_id].append(AaTally(status, decision, design, settled_at, planted_pct, power_decision, n_blocks))
     return {i: _summary(i, tallies[i], levels.get(i, DEFAULT_ALPHA)) for i in ids}
 
 
