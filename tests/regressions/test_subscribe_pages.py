@@ -201,3 +201,21 @@ def test_a_pending_rigs_subscription_stays_hidden_from_the_public(world):
     assert Client().get("/regressions/matrix/?repo=" + MAINLINE + "&branch=master").status_code == 404
     owner_matrix = _client(world["owner"]).get("/regressions/matrix/?repo=" + MAINLINE + "&branch=master")
     assert owner_matrix.status_code == 200 and "owners-rig" in owner_matrix.content.decode()
+
+
+def test_an_owner_subscribes_to_releases_from_their_sdist_confirmed_as_chosen(world):
+    client = _client(world["owner"])
+    page = client.get(f"/regressions/subscribe/?rig={world['rig'].pk}").content.decode()
+    assert 'name="follows"' in page and 'name="release_source"' in page and 'name="confirm_mode"' in page
+    response = _post(client, world["rig"], [world["run"]], follows="releases", release_source="sdist",
+                     confirm_mode="ab")  # fmt: skip
+    assert response.status_code == 302, response.content.decode()[:2000]
+    sub = Subscription.objects.get(rig=world["rig"])
+    assert (sub.follows, sub.release_source, sub.confirm_mode) == ("releases", "sdist", "ab")
+    # Left out, the defaults: every head, git, A/B blocks; a value off the list names its field.
+    Subscription.objects.all().delete()
+    assert _post(client, world["rig"], [world["run"]]).status_code == 302
+    sub = Subscription.objects.get(rig=world["rig"])
+    assert (sub.follows, sub.release_source, sub.confirm_mode) == ("commits", "git", "blocks")
+    bad = _post(client, world["rig"], [world["run"]], branch="other", confirm_mode="guess")
+    assert bad.status_code == 400 and "guess is not one of the available choices" in bad.content.decode()

@@ -17,7 +17,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from leaderboard.core.errors import ApplicationError
-from leaderboard.regressions.models import ReferenceConfig, Subscription
+from leaderboard.regressions.models import ConfirmMode, Follows, ReferenceConfig, ReleaseSource, Subscription
 from leaderboard.results.models import Rig, Run
 from runners.config import ConfigError, RigConfig
 
@@ -113,17 +113,28 @@ def reference_configs_add(*, subscription: Subscription, runs: Sequence[Run]) ->
 
 
 def subscription_create(
-    *, rig: Rig, repo_url: str, branch: str, build_flags: str, runs: Sequence[Run] = (), aa_every_days: int = 7
+    *,
+    rig: Rig,
+    repo_url: str,
+    branch: str,
+    build_flags: str,
+    runs: Sequence[Run] = (),
+    aa_every_days: int = 7,
+    follows: str = Follows.COMMITS,
+    release_source: str = ReleaseSource.GIT,
+    confirm_mode: str = ConfirmMode.BLOCKS,
 ) -> Subscription:
-    """Subscribe ``rig`` to ``repo_url`` @ ``branch`` with ``build_flags`` and a
-    reference configuration per run. The caller has checked who may point the
+    """Subscribe ``rig`` to ``repo_url`` @ ``branch`` (every new head, or its
+    releases from ``release_source``) with ``build_flags`` and a reference
+    configuration per run; changes confirmed by ``confirm_mode``. The caller has checked who may point the
     rig where (the form: owners pick from RIGBOARD_REGRESSION_REPOS). Raise
     ApplicationError (409, field ``branch``) when the rig already follows it with those flags."""
     try:
         with transaction.atomic():
             sub = Subscription.objects.create(
-                rig=rig, repo_url=repo_url, branch=branch, build_flags=build_flags, aa_every_days=aa_every_days
-            )
+                rig=rig, repo_url=repo_url, branch=branch, build_flags=build_flags, aa_every_days=aa_every_days,
+                follows=follows, release_source=release_source, confirm_mode=confirm_mode,
+            )  # fmt: skip
             reference_configs_add(subscription=sub, runs=runs)
     except IntegrityError as exc:
         raise ApplicationError(
