@@ -117,14 +117,16 @@ def contention_call(
     b_cpu_share: float | None,
     a_gpu_util_pct: float | None = None,
     b_gpu_util_pct: float | None = None,
+    heavy_cpu_share: float = HEAVY_CPU_SHARE,
 ) -> ContentionCall:
     """Return what the others' use of the rig during A's and B's repetitions
-    means for judging them: HEAVY if either side's beyond the heavy limits,
+    means for judging them: HEAVY if either side's beyond the heavy limits
+    (``heavy_cpu_share``: the rig's own, RIGBOARD_AB_HEAVY_CPU_SHARE),
     UNEVEN if the sides differ by more than the uneven ones, UNKNOWN without a
     CPU figure for both, else QUIET."""
     gpu = [v for v in (a_gpu_util_pct, b_gpu_util_pct) if v is not None]
     cpu = [v for v in (a_cpu_share, b_cpu_share) if v is not None]
-    if any(v > HEAVY_CPU_SHARE for v in cpu) or any(v > HEAVY_GPU_UTIL_PCT for v in gpu):
+    if any(v > heavy_cpu_share for v in cpu) or any(v > HEAVY_GPU_UTIL_PCT for v in gpu):
         return ContentionCall.HEAVY
     if len(cpu) < 2:
         return ContentionCall.UNKNOWN

@@ -23,6 +23,11 @@ environment as it is: that passes it on, it reads no setting.)
                            worker does not wait for it: the service's sweeper closes
                            the silent run and its job in minutes (README, "When a rig dies")
   RIGBOARD_RESTORE_INTERVAL_S     how often a worker looks for such jobs (default 10)
+  RIGBOARD_AB_HEAVY_CPU_SHARE     others' share of the machine's CPU time beyond which an
+                           A/B block is held back and tried later (default 0.25,
+                           runners/ab_design.py); a rig with a known background load may
+                           raise it, 1 never holds one back (its contention is still
+                           measured and reported, and uneven sides still said)
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from runners.ab_design import HEAVY_CPU_SHARE
 
 
 class RigEnvError(RuntimeError):
@@ -52,6 +59,23 @@ def env_int(name: str, default: int, *, environ: Mapping[str, str] | None = None
         return int(raw)
     except ValueError as exc:
         raise RigEnvError(f"{name} must be an integer, got {raw!r}") from exc
+
+
+def env_float(name: str, default: float, *, environ: Mapping[str, str] | None = None) -> float:
+    """Return the variable ``name`` as a number (``default`` when unset); raise
+    RigEnvError naming it when it is not one."""
+    raw = env_str(name, environ=environ)
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise RigEnvError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def ab_heavy_cpu_share() -> float:
+    """Return RIGBOARD_AB_HEAVY_CPU_SHARE (default runners.ab_design.HEAVY_CPU_SHARE)."""
+    return env_float("RIGBOARD_AB_HEAVY_CPU_SHARE", HEAVY_CPU_SHARE)
 
 
 def env_paths(name: str, *, environ: Mapping[str, str] | None = None) -> list[Path]:

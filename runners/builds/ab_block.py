@@ -36,6 +36,7 @@ from runners.ab_design import (
     rep_order,
 )
 from runners.config import ServerConfig
+from runners.env import ab_heavy_cpu_share
 from runners.harness.contention import ContentionMeter, ContentionReading, Gpus, combine
 from runners.harness.measure import measure_stream
 from runners.harness.server import LlamaServer, ServerError, ServerHandle
@@ -67,6 +68,7 @@ class BlockRecord:
             b_cpu_share=b.others_cpu_share if b else None,
             a_gpu_util_pct=a.gpu_others_util_pct if a else None,
             b_gpu_util_pct=b.gpu_others_util_pct if b else None,
+            heavy_cpu_share=ab_heavy_cpu_share(),
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from runners.ab_design import AbDesign, ContentionCall, contention_call
-from runners.builds.ab_block import available_ram_bytes, design_for
+from runners.builds.ab_block import BlockRecord, available_ram_bytes, design_for
 from runners.config import ServerConfig
+from runners.env import RigEnvError
 from runners.harness.contention import ContentionMeter, ContentionReading, Gpus, combine, process_ticks
 from tests.fixtures.waiting import wait_until
 
@@ -124,6 +125,19 @@ def test_without_nvml_the_gpu_figures_are_unknown(monkeypatch: pytest.MonkeyPatc
 )
 def test_the_contention_call(a: Any, b: Any, gpu: tuple[Any, Any], call: ContentionCall) -> None:
     assert contention_call(a_cpu_share=a, b_cpu_share=b, a_gpu_util_pct=gpu[0], b_gpu_util_pct=gpu[1]) == call
+
+
+def test_a_rigs_own_heavy_limit_decides_what_is_held_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    def block(share: float) -> BlockRecord:
+        reading = ContentionReading(wall_s=1.0, others_cpu_s=share, others_cpu_share=share)
+        return BlockRecord(index=0, contention_a=reading, contention_b=reading)
+
+    assert block(0.6).contention() == ContentionCall.HEAVY  # the default limit, a quarter of the machine
+    monkeypatch.setenv("RIGBOARD_AB_HEAVY_CPU_SHARE", "0.7")
+    assert (block(0.6).contention(), block(0.8).contention()) == (ContentionCall.QUIET, ContentionCall.HEAVY)
+    monkeypatch.setenv("RIGBOARD_AB_HEAVY_CPU_SHARE", "most")
+    with pytest.raises(RigEnvError, match="RIGBOARD_AB_HEAVY_CPU_SHARE must be a number"):
+        block(0.6).contention()
 
 
 def test_readings_combine_over_their_wall_time() -> None:
