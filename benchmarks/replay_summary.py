@@ -34,7 +34,8 @@ def _verdict(v: dict[str, Any]) -> str:
     if ab.get("n_pairs"):
         low, high = ab.get("ci_pct") or [None, None]
         ci = f" [{low:+.1f}, {high:+.1f}]" if low is not None and high is not None else ""
-        words += f"; A/B {ab['n_pairs']} pairs {ab['effect_pct']:+.1f}%{ci}: {v.get('confirmation') or '–'}"
+        unit = "blocks" if ab.get("blocks") and ab.get("design") == "interleaved" else "pairs"
+        words += f"; A/B {ab['n_pairs']} {unit} {ab['effect_pct']:+.1f}%{ci}: {v.get('confirmation') or '–'}"
     return words
 
 

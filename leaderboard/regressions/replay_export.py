@@ -30,6 +30,9 @@ def _verdict(v: Verdict) -> dict[str, Any]:
             "ci_pct": [v.ab_ci_low_pct, v.ab_ci_high_pct],
             "p_value": v.ab_p_value,
             "spread_pct": v.ab_spread_pct,
+            "design": v.ab_design,
+            "contention": v.ab_contention,
+            "blocks": v.ab_blocks,
         },
         "window": [v.commit_from, v.commit_to],
         "bisect": {
