@@ -145,7 +145,11 @@ def test_blocks_that_show_no_change_ask_for_more_then_refute_it_and_heavy_ones_a
 
 @pytest.mark.parametrize(
     ("status", "note"),
-    [("held_back", "A/B blocks held back: the rig was busy"), ("error", "A/B blocks failed: BuildError: boom")],
+    [
+        ("held_back", "A/B blocks held back: the rig was busy"),
+        ("error", "A/B blocks failed: BuildError: boom"),
+        ("measured", "A/B blocks failed: every block of the batch did (ServerError: no port)"),
+    ],
 )
 def test_blocks_the_rig_could_not_measure_leave_the_first_run_standing_and_alerted(
     status: str,
@@ -155,7 +159,9 @@ def test_blocks_the_rig_could_not_measure_leave_the_first_run_standing_and_alert
     webhook_receiver: WebhookReceiver,
 ) -> None:
     _, slow, verdict = _slow_build_pending(nightly_setup, celery_broker)
-    report = _blocks_report(verdict, [_block(0, 1.0, contention="heavy")], status=status)
+    failed = {**_block(0, 1.0), "error": "ServerError: no port"}
+    report = _blocks_report(verdict, [failed if status == "measured" else _block(0, 1.0, contention="heavy")],
+                            status=status)  # fmt: skip
     blocks_report_receive(report={**report, "error": "BuildError: boom"})
     verdict.refresh_from_db()
     slow.refresh_from_db()

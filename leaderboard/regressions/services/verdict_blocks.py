@@ -115,6 +115,9 @@ def verdict_blocks_record(verdict: Verdict, report: AbReport) -> BatchAsk | None
     if report.status == "held_back":
         verdict_unmeasured(verdict, "A/B blocks held back: the rig was busy (heavy contention) each try")
         return None
+    if report.blocks and all(b.error for b in report.blocks):  # asking again would fail the same way
+        verdict_unmeasured(verdict, f"A/B blocks failed: every block of the batch did ({report.blocks[0].error})"[:150])
+        return None
     sub = verdict.build.subscription
     judged = judged_blocks(verdict.ab_blocks)
     outcome, plan = blocks_decide(verdict.ab_design, judged, sub)
