@@ -24,9 +24,9 @@ from leaderboard.regressions.services.aa_checks import AB_RIG_TASK
 from leaderboard.regressions.services.builds import build_report_record
 from leaderboard.regressions.services.confirmation import blocks_report_receive
 from leaderboard.regressions.tasks import ab_report
-from runners.ab_design import rep_order
 from tests.fixtures.celery_worker import queued_messages, use_broker
 from tests.fixtures.regressions import WebhookReceiver
+from tests.regressions.test_aa_checks import _block
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,14 +48,6 @@ def _report(build: Any) -> dict[str, Any]:
         "build": {"build_time_s": 1.0, "compiler": "cc", "log_tail": "", "binary_path": "/b", "cached": True},
         "runs": [{"build_run_id": br.pk, "status": "finished", "error": ""} for br in build.build_runs.all()],
     }
-
-
-def _block(index: int, ratio: float, *, contention: str = "quiet", reps: int = 4) -> dict[str, Any]:
-    order = rep_order(index, reps)
-    wiggle = [1.0, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001][index % 8]
-    values = [100.0 * (ratio * wiggle if s.value == "b" else 1.0) for s in order]
-    return {"index": index, "sides": [s.value for s in order], "decode_tokens_per_s": values,
-            "contention": contention, "error": ""}  # fmt: skip
 
 
 def _blocks_report(verdict: Verdict, blocks: list[dict[str, Any]], status: str = "measured") -> dict[str, Any]:
