@@ -62,10 +62,11 @@ from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order 
 from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge  # noqa: E402
 from leaderboard.regressions.verdict import Kind, Rule, judge, noise_from_medians, run_median  # noqa: E402
 from runners.ab_design import Side  # noqa: E402
-from runners.builds.ab_block import run_block  # noqa: E402
+from runners.builds.ab_block import design_for, run_block  # noqa: E402
 from runners.builds.build import BuildSpec, build  # noqa: E402
-from runners.config import RigConfig  # noqa: E402
+from runners.config import RigConfig, ServerConfig  # noqa: E402
 from runners.files import write_atomically  # noqa: E402
+from runners.harness.contention import Gpus  # noqa: E402
 from runners.harness.workload import Workload  # noqa: E402
 from tests.fixtures.regressions import BUILD_CACHE, PORTABLE_FLAGS, SLOWDOWN_NEEDLE, git, make_upstream  # noqa: E402
 
@@ -75,6 +76,24 @@ class Bench:
 
     def __init__(self, args: argparse.Namespace, workdir: Path) -> None:
         self.args, self.workdir, self.model, self.count = args, workdir, args.model or gemma_model(), 0
+        # Offloaded (--n-gpu-layers): the GPU's other processes are measured through NVML, as a GPU rig does.
+        self.gpus = Gpus() if args.n_gpu_layers else None
+
+    def config(self, binary: str) -> RigConfig:
+        """The server flags and workload of every block (a block's A and B differ only in the binary)."""
+        a = self.args
+        return RigConfig.from_mapping({
+            "server": {"binary": binary, "model": str(self.model), "ctx_size": 2048, "threads": a.threads,
+                       "parallel": 1, "startup_timeout_s": 120.0, "stop_grace_s": 5.0,
+                       **({"n_gpu_layers": a.n_gpu_layers} if a.n_gpu_layers else {})},
+            "workload": {"max_tokens": a.max_tokens, "repetitions": a.reps_per_side, "warmup": 1,
+                         "temperature": 0.0, "seed": 42},
+        })  # fmt: skip
+
+    def server(self, binary: str) -> ServerConfig:
+        server = self.config(binary).server
+        assert server is not None
+        return server
 
     def run(self, binary: str) -> list[float]:
         self.count += 1
@@ -84,17 +103,12 @@ class Bench:
     def block(self, a_bin: str, b_bin: str, index: int) -> dict[str, Any]:
         """One interleaved block (runners/builds/ab_block.py) with the same server flags as a run."""
         self.count += 1
-        a = self.args
-        config = RigConfig.from_mapping({
-            "server": {"binary": a_bin, "model": str(self.model), "ctx_size": 2048, "threads": a.threads,
-                       "parallel": 1, "startup_timeout_s": 120.0, "stop_grace_s": 5.0},
-            "workload": {"max_tokens": a.max_tokens, "repetitions": a.reps_per_side, "warmup": 1,
-                         "temperature": 0.0, "seed": 42},
-        })  # fmt: skip
+        config = self.config(a_bin)
         assert config.server is not None
         record = run_block(
             a=config.server, b=replace(config.server, binary=b_bin), workload=Workload.from_config(config.workload),
-            index=index, reps_per_side=a.reps_per_side, log_dir=self.workdir / f"block-{self.count}",
+            index=index, reps_per_side=self.args.reps_per_side, log_dir=self.workdir / f"block-{self.count}",
+            gpus=self.gpus,
         )  # fmt: skip
         return record.as_dict()
 
@@ -236,6 +250,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             upstream = make_upstream(Path(tmp) / "upstream")
             a_bin = build_binary(upstream.path, upstream.head(), args.jobs)
         bench = Bench(args, Path(tmp))
+        choice = design_for(bench.server(a_bin))
+        result["meta"]["design_for"] = {"design": choice.design.value, "needed_bytes": choice.needed_bytes,
+                                        "available_bytes": choice.available_bytes, "reason": choice.reason}  # fmt: skip
+        if bench.gpus is not None:
+            result["meta"]["nvml"] = bench.gpus.reason or "available"
         for _ in range(args.aa):
             started = time.monotonic()
             result["aa"].append(confirm(bench, a_bin, a_bin, plan) | {"wall_s": time.monotonic() - started})
@@ -354,6 +373,9 @@ def main() -> int:
         choices=["run_abba", "interleaved"],
         default="run_abba",
         help="run-level ABBA pairs (regressions/ab.py) or interleaved blocks (ab_blocks.py)",
+    )
+    parser.add_argument(
+        "--n-gpu-layers", type=int, help="offload this many layers (a GPU rig: NVML contention, the design from VRAM)"
     )
     parser.add_argument("--reps-per-side", type=int, default=12, help="an interleaved block's repetitions a build")
     parser.add_argument("--heavy-retries", type=int, default=3, help="re-runs of a block under heavy contention")
