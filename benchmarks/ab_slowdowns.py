@@ -133,6 +133,10 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--hog-procs", type=int, default=0, help="then measure each final commit beside a CPU hog")
     parser.add_argument("--jobs", type=int, default=2, help="compile jobs")
+    parser.add_argument(
+        "--iters-per-pct", type=int, default=FIRST_GUESS_ITERS // 5,
+        help="the first guess: iterations a percent (from an earlier sizing on this machine)",
+    )  # fmt: skip
     parser.add_argument("--json", help="write the sizes and raw blocks here")
     args = parser.parse_args()
     config = RigConfig.from_mapping({
@@ -149,7 +153,7 @@ def main() -> int:
         upstream = make_upstream(Path(tmp) / "upstream")
         a_bin = build_binary(upstream.path, upstream.head(), args.jobs)
         for target in args.targets:
-            iters = int(FIRST_GUESS_ITERS * target / 5)  # the guess is for 5%
+            iters = int(args.iters_per_pct * target)
             rounds = []
             for r in range(args.rounds):
                 sha = compute_slowdown_commit(upstream.path, iters, f"{target:g}pct-r{r}")
