@@ -9,8 +9,8 @@ where it reproduces and which test each rig's figures come from.
 
 Both rigs are CPU workers on this machine with the same flags, so the second
 rig's two builds are build-cache hits. Cost: the nightly's builds (cached
-after the first session), 3 + 1 + 2 × 4 Gemma 3 270M runs and 4 blocks of 2 × 12
-repetitions."""
+after the first session), 3 + 1 + 2 × 4 Gemma 3 270M runs of 6 repetitions and 4 blocks of
+2 × 12 repetitions, 4 tokens each (~8 min here: the slow build's pause is most of it)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,11 @@ pytestmark = [pytest.mark.llama, pytest.mark.celery_worker, pytest.mark.django_d
 TIMEOUT_S = 50 * 60
 # One look at four blocks or pairs (the whole level spent there): a 3-10x slowdown needs no more.
 AB_PAIRS = 4
+# Half the chains' usual tokens a repetition: the slow build pauses 300 ms a token, so the slow
+# side's tokens are most of this test's time (a block's 12 slow repetitions of 8 tokens were 31 s
+# of pause). A 3-10x slowdown is as plain at 4 tokens. The 6 repetitions a run stay: the first
+# verdict's rule (Mann-Whitney, one run each side) cannot reach its level with 4 against 4.
+WORKLOAD = {"max_tokens": 4}
 
 
 def _wait(predicate: Callable[[], bool], what: str, *workers: Any, timeout_s: float = TIMEOUT_S) -> None:
@@ -52,9 +57,9 @@ def test_a_slowdown_is_confirmed_by_ab_blocks_and_reproduces_on_the_second_rig(
     # says never to hold a block back for it (contention is still measured and reported).
     one = gemma_nightly_rig(
         "ab-cpu-1", bisect=True, ab_max_pairs=AB_PAIRS, webhook_url=webhook_receiver.url,
-        worker_env={"RIGBOARD_AB_HEAVY_CPU_SHARE": "1"},
+        worker_env={"RIGBOARD_AB_HEAVY_CPU_SHARE": "1"}, workload=WORKLOAD,
     )  # fmt: skip
-    two = gemma_nightly_rig("ab-cpu-2", ab_max_pairs=AB_PAIRS, confirm_mode="ab")
+    two = gemma_nightly_rig("ab-cpu-2", ab_max_pairs=AB_PAIRS, confirm_mode="ab", workload=WORKLOAD)
 
     good = upstream.head()
     assert subscription_check(subscription=one.subscription).reason == "queued"
@@ -68,6 +73,18 @@ def test_a_slowdown_is_confirmed_by_ab_blocks_and_reproduces_on_the_second_rig(
         ).exists()
 
     _wait(settled, "the A/B confirmation on the first rig", one.worker)
+    # The answer commits first; what stands is acted on after it (alert, bisection, fan-out), so
+    # the one-commit bisection is waited for, not read in the same instant.
+    _wait(
+        lambda: (
+            Verdict.objects.filter(build__commit=slow, build__subscription=one.subscription)
+            .exclude(first_bad_commit="")
+            .exists()
+        ),
+        "the bisection on the first rig",
+        one.worker,
+        timeout_s=120,
+    )
     verdict = Verdict.objects.get(build__commit=slow, build__subscription=one.subscription)
     assert (verdict.kind, verdict.confirmation) == ("regression", "ab_confirmed"), verdict.reason
     # Two servers of Gemma 270M fit here: the rig ran interleaved blocks, no pairs of runs.
