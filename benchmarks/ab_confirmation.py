@@ -95,6 +95,16 @@ class Bench:
         assert server is not None
         return server
 
+    def design_meta(self, binary: str) -> dict[str, Any]:
+        """The design this rig would choose for the blocks' server (``design_for``), and NVML's state, for a JSON."""
+        choice = design_for(self.server(binary))
+        design = {"design": choice.design.value, "needed_bytes": choice.needed_bytes,
+                  "available_bytes": choice.available_bytes, "reason": choice.reason}  # fmt: skip
+        meta: dict[str, Any] = {"design_for": design}
+        if self.gpus is not None:
+            meta["nvml"] = self.gpus.reason or "available"
+        return meta
+
     def run(self, binary: str) -> list[float]:
         self.count += 1
         a = self.args
@@ -250,11 +260,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             upstream = make_upstream(Path(tmp) / "upstream")
             a_bin = build_binary(upstream.path, upstream.head(), args.jobs)
         bench = Bench(args, Path(tmp))
-        choice = design_for(bench.server(a_bin))
-        result["meta"]["design_for"] = {"design": choice.design.value, "needed_bytes": choice.needed_bytes,
-                                        "available_bytes": choice.available_bytes, "reason": choice.reason}  # fmt: skip
-        if bench.gpus is not None:
-            result["meta"]["nvml"] = bench.gpus.reason or "available"
+        result["meta"] |= bench.design_meta(a_bin)
         for _ in range(args.aa):
             started = time.monotonic()
             result["aa"].append(confirm(bench, a_bin, a_bin, plan) | {"wall_s": time.monotonic() - started})

@@ -37,7 +37,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ab_confirmation import Bench  # noqa: E402
 
-from runners.builds.ab_block import design_for  # noqa: E402
 from runners.harness.server import LlamaServer  # noqa: E402
 
 HOG_TOKENS = 512
@@ -95,12 +94,9 @@ def main() -> int:
                               "quiet": [], "neighbour": []}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="rigboard-gpu-") as tmp:
         bench = Bench(args, Path(tmp))
-        assert bench.gpus is not None
-        result["meta"]["nvml"] = bench.gpus.reason or "available"
-        choice = design_for(bench.server(args.binary))
-        result["meta"]["design_for"] = {"design": choice.design.value, "needed_bytes": choice.needed_bytes,
-                                        "available_bytes": choice.available_bytes, "reason": choice.reason}  # fmt: skip
-        print(f"NVML: {result['meta']['nvml']}; design: {choice.design.value} ({choice.reason})", flush=True)
+        result["meta"] |= bench.design_meta(args.binary)
+        design = result["meta"]["design_for"]
+        print(f"NVML: {result['meta']['nvml']}; design: {design['design']} ({design['reason']})", flush=True)
         for i in range(args.blocks):
             result["quiet"].append(bench.block(args.binary, args.binary, i))
             print(f"quiet block {i}: {summary(result['quiet'][-1])}", flush=True)
