@@ -24,6 +24,9 @@
 # then (device tool, carry .device, timeout_s 590), from the repo root:
 #
 #   DEADLINE_S=540 bash benchmarks/device_gpu_ab.sh
+#
+# CONTENTION=0 skips step 3 (measured once, results/gpu_contention_2026-11-27_h200.json) and gives
+# its time to the A/A sets.
 set -uo pipefail
 started=$(date +%s)
 ROOT=$PWD
@@ -47,10 +50,12 @@ MODEL=/tmp/random-1.1b-f16.gguf
 [ -f $MODEL ] || python3 benchmarks/make_random_gguf.py $MODEL >/dev/null || exit 1
 { nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv; nproc; uptime;
   /tmp/build/bin/llama-server --version 2>&1 | tail -2; } | tee "$OUT/machine.txt"
-echo "== contention through NVML (t = $(($(date +%s) - started)) s)"
-timeout 150 python3 benchmarks/gpu_contention.py --binary /tmp/build/bin/llama-server --model $MODEL \
-  --n-gpu-layers 99 --blocks 2 --json "$OUT/gpu_contention.json"
-echo "gpu_contention.py: exit $? (0: every block beside the neighbour called heavy)"
+if [ "${CONTENTION:-1}" != 0 ]; then
+  echo "== contention through NVML (t = $(($(date +%s) - started)) s)"
+  timeout 150 python3 benchmarks/gpu_contention.py --binary /tmp/build/bin/llama-server --model $MODEL \
+    --n-gpu-layers 99 --blocks 2 --json "$OUT/gpu_contention.json"
+  echo "gpu_contention.py: exit $? (0: every block beside the neighbour called heavy)"
+fi
 left_s=$((started + DEADLINE_S - $(date +%s)))
 echo "== interleaved A/A on the GPU for $left_s s"
 [ "$left_s" -gt 60 ] && timeout -s INT "$left_s" python3 benchmarks/ab_confirmation.py --design interleaved \

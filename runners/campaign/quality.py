@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from runners.files import write_atomically
 from runners.harness.fingerprint import file_sha256
 from runners.harness.server import ServerError, ServerFailure, resolve_binary
 
@@ -69,7 +70,7 @@ def perplexity_for(model: str, *, binary: str = "llama-server", cache_dir: str =
         return {}
     figures["model_sha256"] = sha
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(figures))
+    write_atomically(cache, json.dumps(figures))  # a reader beside it never sees half a file
     return figures
 
 

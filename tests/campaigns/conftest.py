@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.cache import cache_lock
 from tests.fixtures.llama import MODEL_CACHE
 
 
@@ -16,8 +17,13 @@ from tests.fixtures.llama import MODEL_CACHE
 def gemma_q8_gguf(llama_server_bin: Path, gemma_gguf: Path) -> Path:
     """Return Gemma 3 270M as Q8_0, quantized for real from the Q4_K_M (--allow-requantize)."""
     target = MODEL_CACHE / "gemma-3-270m-q8_0-requant.gguf"
-    if target.is_file():
-        return target
+    with cache_lock("gemma-q8"):
+        if not target.is_file():
+            _requantize(llama_server_bin, gemma_gguf, target)
+    return target
+
+
+def _requantize(llama_server_bin: Path, gemma_gguf: Path, target: Path) -> None:
     quantize = llama_server_bin.with_name("llama-quantize")
     partial = target.with_suffix(f".{os.getpid()}.part")
     done = subprocess.run(  # noqa: S603 - our own argv
@@ -29,7 +35,6 @@ def gemma_q8_gguf(llama_server_bin: Path, gemma_gguf: Path) -> Path:
     if done.returncode != 0:
         pytest.fail(f"llama-quantize failed: {done.stderr.decode(errors='replace')[-2000:]}")
     partial.replace(target)
-    return target
 
 
 @pytest.fixture(scope="session")
