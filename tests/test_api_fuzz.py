@@ -36,7 +36,7 @@ from leaderboard.jobs.services import jobs_enqueue
 from tests.fixtures.api import api_run_payload, post_json
 from tests.jobs.conftest import attach_spec
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 SEED = 20261123
 CASES_PER_OPERATION = 150  # 21 operations: ≈ 3,150 cases at most

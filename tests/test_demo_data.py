@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.embedded import ROOT, embedded_env, run_embedded
 
 DEMO_DATA = ROOT / "leaderboard" / "results" / "demo_data"
@@ -121,6 +123,7 @@ def _recorded() -> dict:
     }
 
 
+@pytest.mark.slow
 def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_path):
     env = embedded_env(tmp_path)
     bin_dir = Path(sys.executable).parent

@@ -28,7 +28,7 @@ from tests.boards.chart_values import chart_mismatches
 from tests.embedded import ROOT, embedded_env, run_embedded
 from tests.fixtures.waiting import wait_until
 
-pytestmark = [pytest.mark.browser]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 WIDTHS = (1400, 390)
 OWNER_EMAIL, OWNER_PASSWORD = "owner@example.org", "a long enough password 42"

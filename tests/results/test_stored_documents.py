@@ -4,8 +4,12 @@ thousand characters of a document, whatever was stored before the bounds)."""
 
 from __future__ import annotations
 
+import json
+import sys
+
 import pytest
 
+from leaderboard.core.fields import EXTRA_DEPTH
 from leaderboard.results.models import Run
 from runners.delivery.schema import MAX_DOCUMENT_BYTES, MAX_DOCUMENT_DEPTH
 from tests.fixtures.api import api_run_payload, post_json
@@ -46,3 +50,26 @@ def test_the_run_page_prints_a_huge_stored_document_cut_short(rig_with_token, cl
     assert len(page.content) < 200_000
     assert "cut at 20,000 characters" in page.content.decode()
     assert f"/api/runs/{run.uuid}/" in page.content.decode()
+
+
+def _depth(value: object) -> int:
+    depth = 0
+    while isinstance(value, list) and value:
+        value, depth = value[0], depth + 1
+    return depth
+
+
+def test_a_stored_document_deeper_than_the_recursion_limit_is_read_whatever_the_callers_depth():
+    """Whether the run page could decode the report's document depended on the frames above it
+    (it answered 500 under pytest-xdist): a document past the interpreter's limit still reads."""
+    field = Run._meta.get_field("fingerprint")
+    limit = sys.getrecursionlimit()
+    deep = limit + 100
+    with pytest.raises(RecursionError):
+        json.loads("[" * deep + "]" * deep)
+    assert _depth(field.from_db_value("[" * deep + "]" * deep, None, None)) == deep - 1
+    assert sys.getrecursionlimit() == limit
+    too_deep = limit + EXTRA_DEPTH + 100
+    unread = field.from_db_value("[" * too_deep + "]" * too_deep, None, None)
+    assert unread == {"not_read": f"nested deeper than {EXTRA_DEPTH:,} levels ({2 * too_deep:,} characters stored)"}
+    assert sys.getrecursionlimit() == limit

@@ -22,7 +22,7 @@ import requests
 
 from leaderboard.results.models import Rig, Run
 
-pytestmark = pytest.mark.llama
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

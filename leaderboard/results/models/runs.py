@@ -12,6 +12,7 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
+from leaderboard.core.fields import DocumentField
 from leaderboard.results.models.catalog import Configuration, ModelFile, Stack, Workload
 from leaderboard.results.models.published import Source
 from leaderboard.results.models.rigs import Rig, RigScopedQuerySet
@@ -74,9 +75,9 @@ class Run(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
     notes = models.TextField(blank=True)
-    fingerprint = models.JSONField(default=dict, blank=True)
+    fingerprint = DocumentField(default=dict, blank=True)
     server_log_tail = models.TextField(blank=True)
-    extra = models.JSONField(default=dict, blank=True)
+    extra = DocumentField(default=dict, blank=True)
 
     # Summary, computed by the service (or published, for reported runs).
     summary_source = models.CharField(max_length=16, choices=SummarySource.choices, default=SummarySource.NONE)
