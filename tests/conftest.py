@@ -25,17 +25,6 @@ pytest_plugins = [
 ]
 
 
-def _django_group(item: pytest.Item) -> int:
-    """pytest-django's order (plugin.py, as Django's runner): database tests, then
-    transactional ones (whose flush empties what the data migrations stored), then the rest."""
-    marker = item.get_closest_marker("django_db")
-    transactional = bool(marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences")))
-    fixtures = getattr(item, "fixturenames", [])
-    if transactional or "transactional_db" in fixtures or "live_server" in fixtures:
-        return 1
-    return 0 if (marker or "db" in fixtures) else 2
-
-
 def _weight(item: pytest.Item) -> int:
     # Real workers and a real llama-server: minutes (the chain tests); a real llama-server, or
     # marked slow: a minute or so.
@@ -43,9 +32,11 @@ def _weight(item: pytest.Item) -> int:
     return sum(item.get_closest_marker(mark) is not None for mark in marks)
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest first within each of pytest-django's groups: pytest-xdist hands tests out in
-    this order, so the chain tests start early and the short ones fill both processes' ends
-    (they were last, one process running them while the other had nothing left)."""
-    items.sort(key=lambda item: (_django_group(item), -_weight(item)))
+    """Longest first: pytest-xdist hands tests out in this order, so the chain tests start
+    early and the short ones fill both processes' ends (they were last, one process running
+    them while the other had nothing left). pytest-django's own ordering (database tests,
+    then transactional ones, then the rest) runs after this one (its hook is tryfirst too,
+    registered before this conftest) and sorts stably: longest first within each group."""
+    items.sort(key=lambda item: -_weight(item))
