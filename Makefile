@@ -9,7 +9,9 @@ TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/rigboard
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 # pytest-xdist: one test process per core. Its default scheduling hands each process tests in
 # collection order, so each still runs pytest-django's plain tests before the transactional ones
-# (whose flush empties what the data migrations stored); PYTEST_PROCESSES=0 runs them all here.
+# (whose flush empties what the data migrations stored); --maxschedchunk 1 keeps two at most
+# waiting on a process (not a quarter of the suite), so neither ends long after the other.
+# PYTEST_PROCESSES=0 runs them all here.
 PYTEST_PROCESSES ?= auto
 
 .PHONY: install install-dev system-deps demo demo-data test lint typecheck migrations-check pytest bench-ingest clean
@@ -97,7 +99,7 @@ pytest:
 	@mkdir -p test-artifacts
 	@echo "test artifacts: $(CURDIR)/test-artifacts"
 	DEBUG=$${DEBUG:-true} DATABASE_URL=$(TEST_DATABASE_URL) RIGBOARD_TEST_REDIS_URL=$(TEST_REDIS_URL) \
-	  $(BIN)/pytest -p no:cacheprovider -n $(PYTEST_PROCESSES) $(PYTEST_ARGS); rc=$$?; \
+	  $(BIN)/pytest -p no:cacheprovider -n $(PYTEST_PROCESSES) --maxschedchunk 1 $(PYTEST_ARGS); rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "FAILED: pytest collected no tests (exit code 5); check PYTEST_ARGS and tests/" >&2; fi; \
 	  exit $$rc
 

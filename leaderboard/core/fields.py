@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import models
@@ -22,7 +23,14 @@ _deep_reads = threading.Lock()
 
 
 class DocumentField(models.JSONField):
-    """A JSONField whose reads never fail on a document's depth (module doc)."""
+    """A JSONField whose reads never fail on a document's depth (module doc). Stored as a
+    JSONField is, and described to migrations as one: the column never changes, and no
+    migration rebuilds the runs table for it (SQLite, the embedded default, rebuilds a table
+    to alter a field, and cannot re-create its NULLS LAST indexes)."""
+
+    def deconstruct(self) -> tuple[str, str, Sequence[Any], dict[str, Any]]:
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.JSONField", args, kwargs
 
     def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
         try:
