@@ -13,6 +13,7 @@ import pytest
 
 from leaderboard.results.models import Run
 from runners.llamabench.cli import main
+from tests.fixtures.llama import TEST_THREADS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,7 +28,8 @@ def llama_bench_bin(llama_server_bin: Path) -> Path:
 
 
 def test_the_cli_imports_real_llama_bench_json(llama_bench_bin, gemma_gguf, rig_with_token, live_server, tmp_path):
-    argv = [str(llama_bench_bin), "-m", str(gemma_gguf), "-p", "16", "-n", "4", "-d", "0,16", "-r", "2", "-t", "2"]
+    argv = [str(llama_bench_bin), "-m", str(gemma_gguf), "-p", "16", "-n", "4", "-d", "0,16", "-r", "2"]
+    argv += ["-t", str(TEST_THREADS)]
     out = subprocess.run([*argv, "-o", "json"], capture_output=True, text=True, timeout=300, check=True)  # noqa: S603
     bench_file = tmp_path / "bench.json"
     bench_file.write_text(out.stdout)
@@ -70,7 +72,7 @@ def test_the_runner_runs_llama_bench_and_posts_each_row(
                     "tests": ["tg4"],
                     "depths": [0, 16],
                     "repetitions": 2,
-                    "args": ["-t", "2"],
+                    "args": ["-t", str(TEST_THREADS)],
                     "cache_dir": str(tmp_path / "cache"),
                 },
             }

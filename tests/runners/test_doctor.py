@@ -16,6 +16,7 @@ import pytest
 from leaderboard.results.models import Rig
 from runners import cli
 from runners.harness.server import free_port
+from tests.fixtures.llama import TEST_THREADS
 from tests.runners.test_power import fake_pynvml
 from tests.runners.unwritable import read_only_dir
 
@@ -35,7 +36,7 @@ def rig_toml(
     monkeypatch.setitem(sys.modules, "pynvml", None)
     path = tmp_path / "rig.toml"
     args = ["init", "--non-interactive", "--config", str(path), "--url", live_server.url, "--token", cpu_rig[1],
-            "--server", str(llama_server_bin), "--model", str(gemma_gguf), "--threads", "2",
+            "--server", str(llama_server_bin), "--model", str(gemma_gguf), "--threads", str(TEST_THREADS),
             "--spool-dir", str(tmp_path / "spool")]  # fmt: skip
     assert cli.main(args) == 0
     return path

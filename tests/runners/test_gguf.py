@@ -24,6 +24,7 @@ from runners.delivery.payload import model_file_payload, model_fingerprint, quan
 from runners.harness.fingerprint import gguf_header, model_file_info
 from runners.harness.gguf import LLAMA_FTYPES, GgufError, read_header
 from runners.harness.server import AttachedServer, LlamaServer, ServerError, ServerHandle
+from tests.fixtures.llama import TEST_THREADS
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def verbose_gemma(llama_server_bin: Path, gemma_gguf: Path, tmp_path_factory: py
         binary=str(llama_server_bin),
         model=str(gemma_gguf),
         ctx_size=512,
-        threads=2,
+        threads=TEST_THREADS,
         parallel=1,
         extra_args=["-lv", "4"],
         startup_timeout_s=120.0,

@@ -21,6 +21,7 @@ import pytest
 import requests
 
 from leaderboard.results.models import Rig, Run
+from tests.fixtures.llama import TEST_THREADS
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
@@ -87,7 +88,7 @@ def test_the_runner_installs_alone_then_init_doctor_and_run_store_a_run(
             "--models",
             str(models),
             "--threads",
-            "2",
+            str(TEST_THREADS),
             "--ctx-size",
             "2048",
         ],  # fmt: skip
