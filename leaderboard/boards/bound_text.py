@@ -11,22 +11,9 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from leaderboard.results.hardware.estimate import Estimate
+from leaderboard.results.hardware.gauge import GaugeFacts, gauge_facts, gb, memories
 from leaderboard.results.hardware.runs import RunBound
-from runners.bandwidth.bound import GB, Bound
-
-
-def gb(value: float) -> str:
-    """Return bytes as GB with two significant decimals where small: 5.1 GB, 0.25 GB."""
-    number = value / GB
-    return f"{number:.2f} GB" if number < 1 else f"{number:.1f} GB"
-
-
-def memories(bound: Bound) -> str:
-    """Return '936 GB/s' for one memory, '936 GB/s RTX 3090 + 83 GB/s DDR5-5200 × 2 channels' for a split."""
-    parts = [m for m in (bound.gpu, bound.cpu) if m is not None]
-    if len(parts) == 1:
-        return f"{parts[0].gb_per_s:,.0f} GB/s"
-    return " + ".join(f"{m.gb_per_s:,.0f} GB/s {m.label}" for m in parts)
+from runners.bandwidth.bound import Bound
 
 
 def split_text(bound: Bound) -> str:
@@ -95,22 +82,19 @@ def prefill_sentence(rb: RunBound | None) -> SafeString:
     )
 
 
-def gauge_cell(rb: RunBound | None) -> SafeString:
-    """Return the leaderboard's "of bound" cell: '72%', 'spec. › bound', '–'."""
-    if rb is None or rb.bound is None:
-        title = rb.reason if rb is not None else "no bound"
-        return format_html('<span class="muted" title="{}">–</span>', title)
-    gauge = rb.gauge
-    where = f"bound {rb.bound.tokens_per_s:,.1f} t/s: {memories(rb.bound)}, {gb(rb.bound.bytes_per_token)} per token"
-    if gauge is None:
-        return format_html('<span class="muted" title="{}">–</span>', where)
-    if gauge.over_by_speculation:
+def gauge_cell(gauge: GaugeFacts | RunBound | None) -> SafeString:
+    """Return the leaderboard's "of bound" cell: '72%', 'spec. › bound', '–', from a run's
+    stored gauge facts (the board's rows) or its bound (computed: a campaign's trials)."""
+    facts = gauge if isinstance(gauge, GaugeFacts) else gauge_facts(gauge)
+    if not facts.bounded or not facts.decoded:
+        return format_html('<span class="muted" title="{}">–</span>', facts.title)
+    if facts.share is None:
         return format_html(
             '<span class="bound-spec" title="speculative decoding passes the single-token {}">spec. › bound</span>',
-            where,
+            facts.title,
         )
-    css = "bound-impossible" if gauge.impossible else "bound-share"
-    return format_html('<span class="{}" title="{}">{}%</span>', css, where, f"{gauge.ratio * 100:.0f}")
+    css = "bound-impossible" if facts.share > 1 else "bound-share"
+    return format_html('<span class="{}" title="{}">{}%</span>', css, facts.title, f"{facts.share * 100:.0f}")
 
 
 def outlier_note(rb: RunBound | None, peers: Estimate | None) -> SafeString:

@@ -18,12 +18,13 @@ from django.views.decorators.http import require_GET
 from leaderboard.boards.bound_text import outlier_note
 from leaderboard.results.hardware.catalog import gpu_rows, gpu_spec
 from leaderboard.results.hardware.estimate import Estimate, estimate
+from leaderboard.results.hardware.gauge import GaugeFacts
 from leaderboard.results.hardware.runs import NOT_SPECULATIVE, RunBound, RunFacts, run_bound
 from leaderboard.results.hardware.selectors import (
     bounds_for_ids,
     peer_estimate,
 )
-from leaderboard.results.hardware.stored import stored_observations
+from leaderboard.results.hardware.stored import stored_gauges, stored_observations
 from leaderboard.results.models import Engine, ModelFile, RigGpu, Run, RunStatus
 from leaderboard.results.selectors import model_files_visible_to
 from runners.bandwidth.weights import ModelFacts
@@ -36,9 +37,9 @@ def run_bound_context(run: Run) -> dict[str, Any]:
     return {"bound": bound, "bound_peers": peers}
 
 
-def board_bounds(run_ids: Iterable[int]) -> dict[int, RunBound]:
-    """Return the bounds of a page's rows by run id (three queries whatever their number)."""
-    return bounds_for_ids(run_ids)
+def board_bounds(run_ids: Iterable[int]) -> dict[int, GaugeFacts]:
+    """Return the gauge cells of a page's rows by run id (one query whatever their number)."""
+    return stored_gauges(run_ids)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from leaderboard.boards.bound_text import gauge_cell
 from leaderboard.results.hardware.selectors import bounds_for_ids
-from leaderboard.results.hardware.stored import bound_digest, refresh_stale, stale_runs
+from leaderboard.results.hardware.stored import bound_digest, refresh_stale, stale_runs, stored_gauges
 from leaderboard.results.models import Run, RunBoundShare
 from leaderboard.results.services.append import run_append
 from leaderboard.results.services.rigs import GpuSpec, rig_hardware_update
@@ -159,3 +160,29 @@ def test_the_bound_windows_first_rows_are_the_full_sorts(board_run, sort: str) -
     for rows in range(1, len(full) + 2):
         window = sort_window(ranked, sort, rows=rows, usd_per_kwh=0.15)
         assert list(runs_sort(window, sort).values_list("pk", flat=True))[:rows] == full[:rows], rows
+
+
+def test_the_stored_gauge_cells_equal_the_computed_ones(board_run, django_assert_num_queries) -> None:
+    """The board's "of bound" cells read the stored shares and titles (one query, issue 40):
+    the same HTML as computing each run's bound, for a share, no bound, a plain run past
+    its bound and speculative decoding past it; a stale share is computed again."""
+    runs = [
+        board_run(rig="rig-3090", gpus=[("RTX 3090", 1)], tps=[468.0], run=GGUF, **DENSE),
+        board_run(rig="rig-odd", gpus=[("Imaginary GPU 9000", 1)], tps=[468.0], run=GGUF, **DENSE),
+        board_run(rig="rig-3090", gpus=[("RTX 3090", 1)], tps=[1500.0], run=GGUF, **DENSE),
+        board_run(rig="rig-3090", gpus=[("RTX 3090", 1)], tps=[1872.0], run=GGUF, spec="mtp"),
+    ]
+    ids = [run.pk for run in runs]
+    computed = {pk: gauge_cell(rb) for pk, rb in bounds_for_ids(ids).items()}
+    assert [computed[pk].split('class="')[1].split('"')[0] for pk in ids] == [
+        "bound-share",
+        "muted",
+        "bound-impossible",
+        "bound-spec",
+    ]
+    with django_assert_num_queries(1):
+        stored = stored_gauges(ids)
+    assert {pk: gauge_cell(g) for pk, g in stored.items()} == computed
+
+    RunBoundShare.objects.filter(run_id=ids[0]).update(digest="older", bound_title="an older catalog's")
+    assert gauge_cell(stored_gauges(ids)[ids[0]]) == computed[ids[0]]

@@ -16,6 +16,7 @@ from pathlib import Path
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from leaderboard.results.hardware.estimate import Observation
+from leaderboard.results.hardware.gauge import GaugeFacts, bound_title, gauge_facts
 from leaderboard.results.hardware.runs import NOT_SPECULATIVE
 from leaderboard.results.hardware.selectors import POOL_LIMIT, bounds_for_ids
 from leaderboard.results.models import Run, RunBoundShare, RunStatus
@@ -29,6 +30,7 @@ DIGEST_SOURCES = (
     _HERE / "cpus.csv",
     _HERE / "catalog.py",
     _HERE / "runs.py",
+    _HERE / "gauge.py",
     _BANDWIDTH / "bound.py",
     _BANDWIDTH / "offload.py",
     _BANDWIDTH / "weights.py",
@@ -62,6 +64,7 @@ def store_bound_shares(run_ids: Iterable[int]) -> int:
                 decode_share=rb.share,
                 bound_tokens_per_s=rb.bound.tokens_per_s if rb.bound is not None else None,
                 gpu_family=rb.gpu_family[:40],
+                bound_title=bound_title(rb),
                 digest=digest,
             )
             for pk, rb in bounds.items()
@@ -70,7 +73,7 @@ def store_bound_shares(run_ids: Iterable[int]) -> int:
             rows,
             update_conflicts=True,
             unique_fields=["run"],
-            update_fields=["decode_share", "bound_tokens_per_s", "gpu_family", "digest"],
+            update_fields=["decode_share", "bound_tokens_per_s", "gpu_family", "bound_title", "digest"],
         )
         stored += len(rows)
     return stored
@@ -82,6 +85,24 @@ def store_ranked_shares(runs: Iterable[Run]) -> int:
     return store_bound_shares(
         run.pk for run in runs if run.status == RunStatus.FINISHED and run.decode_tokens_per_s_mean is not None
     )
+
+
+def stored_gauges(run_ids: Iterable[int]) -> dict[int, GaugeFacts]:
+    """Return the gauge cells of these runs by id from their stored shares, in one query;
+    a run whose share is missing or stale is computed (``gauge_facts`` of its bound), so
+    the cell never shows an older catalog's figure. The plain path (every bound computed)
+    stays the reference: tests/boards/test_bound_sort.py holds the two equal."""
+    wanted = list(run_ids)
+    rows = RunBoundShare.objects.filter(run_id__in=wanted, digest=bound_digest()).values_list(
+        "run_id", "decode_share", "bound_tokens_per_s", "bound_title", "run__decode_tokens_per_s_mean"
+    )
+    gauges = {
+        run_id: GaugeFacts(title=title, bounded=bound is not None, decoded=bool(decode), share=share)
+        for run_id, share, bound, title, decode in rows
+    }
+    missing = [pk for pk in wanted if pk not in gauges]
+    gauges.update((pk, gauge_facts(rb)) for pk, rb in bounds_for_ids(missing).items())
+    return gauges
 
 
 def stored_observations(limit: int = POOL_LIMIT) -> list[Observation]:

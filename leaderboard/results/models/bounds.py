@@ -27,6 +27,9 @@ class RunBoundShare(models.Model):
     # the bound in t/s (None: no bound) and the GPU family it was computed for.
     bound_tokens_per_s = models.FloatField(null=True, blank=True)
     gpu_family = models.CharField(max_length=40, blank=True)
+    # The leaderboard cell's tooltip (hardware/gauge.bound_title): where the bound comes
+    # from, or why there is none; with the share, all the cell shows (issue 40).
+    bound_title = models.TextField(blank=True, default="")
     digest = models.CharField(max_length=16)
 
     # The leaderboard sorted by the share walks an index and stops at the page: on
