@@ -12,9 +12,14 @@ import re
 import pytest
 from django.http import QueryDict
 from django.template import Context, Template
+from django.utils import html as django_html
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy
 
 from leaderboard.boards.filters import FilterOptions, LeaderboardFilterForm
 from leaderboard.boards.rows import LeaderboardRow
+from leaderboard.boards.speedups import html as fast_html
 from leaderboard.regressions.selectors import TimelineLink
 
 EVIL = "<script>alert(1)</script>"
@@ -258,3 +263,20 @@ def test_on_a_value_that_is_no_choice_only_django_s_aria_attributes_differ() -> 
 
     assert 'aria-invalid="true" aria-describedby="id_rig_error" ' not in fast
     assert plain.replace('aria-invalid="true" aria-describedby="id_rig_error" ', "") == fast
+
+
+@pytest.mark.parametrize(
+    "value",
+    [EVIL, "a & b \"quoted\" 'single'", 3.5, None, 0, mark_safe("<b>kept</b>"), gettext_lazy("Name"), "6× RTX 3090"],
+)
+def test_the_fast_format_html_gives_djangos_text(value) -> None:
+    """speedups/html.py's format_html and format_html_join: Django's text for plain, safe,
+    lazy, numeric and hostile values (it only skips Django's lazy-string checks)."""
+    assert fast_html.esc(value) == conditional_escape(value)
+    assert fast_html.format_html('<a title="{}">{x}</a>', value, x=value) == django_html.format_html(
+        '<a title="{}">{x}</a>', value, x=value
+    )
+    rows = [(value, 1), ("<i>", value)]
+    joined = fast_html.format_html_join(" + ", "<td>{}</td><td>{}</td>", rows)
+    assert joined == django_html.format_html_join(" + ", "<td>{}</td><td>{}</td>", rows)
+    assert isinstance(joined, SafeString)

@@ -18,7 +18,6 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
 
 from leaderboard.boards.bound_text import gauge_cell
 from leaderboard.boards.formatting import (
@@ -30,6 +29,7 @@ from leaderboard.boards.formatting import (
     provenance_badge,
     vram_gib,
 )
+from leaderboard.boards.speedups.html import format_html, format_html_join
 
 _PLACEHOLDER_PK = 987654321
 
@@ -44,11 +44,22 @@ def _object_url(context: template.Context, name: str, pk: int) -> str:
     return cache[name].replace(str(_PLACEHOLDER_PK), str(int(pk)))
 
 
-def _gpu_links(row: Any) -> str:
+def _gpu_url(context: template.Context, model: str) -> str:
+    # A GPU page's address, reversed once per model a page (50 rows name a dozen GPUs).
+    render_context: Any = context.render_context
+    cache: dict[str, str] = render_context.setdefault("boards_gpu_urls", {})
+    if model not in cache:
+        cache[model] = gpu_url(model)
+    return cache[model]
+
+
+def _gpu_links(context: template.Context, row: Any) -> str:
     # Each GPU model links to its page; the rig's summary ("6× RTX 3090") stays the text shown.
     if not row.gpu_models:
         return format_html("{}", row.gpus)
-    links = format_html_join(" + ", '<a href="{}" class="gpu-link">{}</a>', ((gpu_url(m), m) for m in row.gpu_models))
+    links = format_html_join(
+        " + ", '<a href="{}" class="gpu-link">{}</a>', ((_gpu_url(context, m), m) for m in row.gpu_models)
+    )
     badge = format_html(" {}", card_not_stated_badge()) if row.card_not_stated else ""
     return format_html('<span title="{}">{}</span>{}', row.gpus, links, badge)
 
@@ -116,7 +127,7 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         decode=num(row.decode_tokens_per_s_mean, 2),
         markers=markers(row),
         stats=" · ".join(stats),
-        gpus=_gpu_links(row),
+        gpus=_gpu_links(context, row),
         engine=row.engine,
         build=row.build,
         nightly=nightly,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.html import format_html, format_html_join
+from leaderboard.boards.speedups.html import format_html, format_html_join
 
 
 def select_field(bound_field: Any) -> str:
