@@ -100,9 +100,14 @@ def gauge_cell(gauge: GaugeFacts | RunBound | None) -> SafeString:
 def outlier_note(rb: RunBound | None, peers: Estimate | None) -> SafeString:
     """Return the note for a run far below its peers' share of the bound: below the
     low end of their 80% interval and under two thirds of their median; '' otherwise."""
-    if rb is None or peers is None or rb.share is None or rb.facts.speculative:
+    if rb is None or rb.share is None or rb.facts.speculative:
         return SafeString("")
-    if rb.share >= peers.share_low or rb.share >= peers.share_median * 2 / 3:
+    return share_outlier_note(rb.share, peers)
+
+
+def share_outlier_note(share: float, peers: Estimate | None) -> SafeString:
+    """Return ``outlier_note`` of a plain (not speculative) run's share of its bound."""
+    if peers is None or share >= peers.share_low or share >= peers.share_median * 2 / 3:
         return SafeString("")
     return format_html(
         "Rigs like this ({}: {} runs on {} rigs) reach {}–{}% of their bound; this run {}%: "
@@ -112,7 +117,7 @@ def outlier_note(rb: RunBound | None, peers: Estimate | None) -> SafeString:
         peers.rigs,
         f"{peers.share_low * 100:.0f}",
         f"{peers.share_high * 100:.0f}",
-        f"{rb.share * 100:.0f}",
+        f"{share * 100:.0f}",
     )
 
 

@@ -15,16 +15,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from leaderboard.boards.bound_text import outlier_note
+from leaderboard.boards.bound_text import share_outlier_note
 from leaderboard.results.hardware.catalog import gpu_rows, gpu_spec
 from leaderboard.results.hardware.estimate import Estimate, estimate
 from leaderboard.results.hardware.gauge import GaugeFacts
 from leaderboard.results.hardware.runs import NOT_SPECULATIVE, RunBound, RunFacts, run_bound
 from leaderboard.results.hardware.selectors import (
     bounds_for_ids,
+    observation_estimate,
     peer_estimate,
 )
-from leaderboard.results.hardware.stored import stored_gauges, stored_observations
+from leaderboard.results.hardware.stored import stored_gauges, stored_observations, stored_observations_of
 from leaderboard.results.models import Engine, ModelFile, RigGpu, Run, RunStatus
 from leaderboard.results.selectors import model_files_visible_to
 from runners.bandwidth.weights import ModelFacts
@@ -226,15 +227,15 @@ def estimate_page(request: HttpRequest) -> HttpResponse:
 
 def rig_outliers(run_ids: Iterable[int]) -> dict[str, Any]:
     """Return a rig page's ``bound_outliers``: (run id, note) for its runs far below
-    what their peers on other rigs reach of their bound."""
-    bounds = bounds_for_ids(run_ids)
-    shared = [rb for rb in bounds.values() if rb.share is not None and not rb.facts.speculative]
-    if not shared:
+    what their peers on other rigs reach of their bound, in the page's order (the
+    runs' stored shares and the stored pool: no bound computed)."""
+    rows = stored_observations_of(run_ids)
+    if not rows:
         return {"bound_outliers": []}
     pool = stored_observations()
     notes = []
-    for rb in shared:
-        note = outlier_note(rb, peer_estimate(rb, pool))
+    for run_id, row in rows.items():
+        note = share_outlier_note(row.share, observation_estimate(row, pool))
         if note:
-            notes.append((rb.facts.run_id, note))
+            notes.append((run_id, note))
     return {"bound_outliers": notes}

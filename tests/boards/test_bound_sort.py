@@ -8,9 +8,16 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from leaderboard.boards.bound_text import gauge_cell
-from leaderboard.results.hardware.selectors import bounds_for_ids
-from leaderboard.results.hardware.stored import bound_digest, refresh_stale, stale_runs, stored_gauges
+from leaderboard.boards.bound_text import gauge_cell, outlier_note
+from leaderboard.boards.bound_views import rig_outliers
+from leaderboard.results.hardware.selectors import bounds_for_ids, peer_estimate
+from leaderboard.results.hardware.stored import (
+    bound_digest,
+    refresh_stale,
+    stale_runs,
+    stored_gauges,
+    stored_observations,
+)
 from leaderboard.results.models import Run, RunBoundShare
 from leaderboard.results.services.append import run_append
 from leaderboard.results.services.rigs import GpuSpec, rig_hardware_update
@@ -186,3 +193,22 @@ def test_the_stored_gauge_cells_equal_the_computed_ones(board_run, django_assert
 
     RunBoundShare.objects.filter(run_id=ids[0]).update(digest="older", bound_title="an older catalog's")
     assert gauge_cell(stored_gauges(ids)[ids[0]]) == computed[ids[0]]
+
+
+def test_a_rig_pages_outlier_notes_from_stored_shares_equal_the_computed_ones(board_run) -> None:
+    """A rig page notes its runs far below their peers from the stored shares (one query,
+    issue 40): the notes computing every run's bound gives, a stale share computed again,
+    a speculative run never noted."""
+    for i in range(10):
+        board_run(rig=f"peer-{i}", gpus=[("RTX 3090", 1)], tps=[720.0 + 5 * i], run=GGUF, **DENSE)
+    slow = [board_run(rig="slow-rig", gpus=[("RTX 3090", 1)], tps=[tps], run=GGUF, **DENSE) for tps in (280, 300, 700)]
+    spec = board_run(rig="slow-rig", gpus=[("RTX 3090", 1)], tps=[280.0], run=GGUF, spec="mtp")
+    ids = [run.pk for run in [*slow, spec]]
+    pool = stored_observations()
+    bounds = bounds_for_ids(ids)
+    computed = [(pk, note) for pk in ids if (note := outlier_note(bounds[pk], peer_estimate(bounds[pk], pool)))]
+    assert [pk for pk, _ in computed] == ids[:2]
+
+    assert rig_outliers(ids)["bound_outliers"] == computed
+    RunBoundShare.objects.filter(run_id=ids[0]).update(digest="older", bound_tokens_per_s=1.0)
+    assert rig_outliers(ids)["bound_outliers"] == computed

@@ -90,8 +90,11 @@ def public_observations(limit: int = POOL_LIMIT) -> list[Observation]:
 def peer_estimate(rb: RunBound, pool: list[Observation]) -> Estimate | None:
     """Return what the run's peers (other rigs) reach at its bound; None without a bound or enough peers."""
     row = observation_of(rb)
-    if row is None:
-        return None
+    return observation_estimate(row, pool) if row is not None else None
+
+
+def observation_estimate(row: Observation, pool: list[Observation]) -> Estimate | None:
+    """Return what a run's peers (other rigs) reach at its bound, the run given as its peer row."""
     return estimate(
         row.bound_tokens_per_s,
         pool,

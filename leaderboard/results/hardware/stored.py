@@ -13,12 +13,12 @@ from functools import cache
 from itertools import islice
 from pathlib import Path
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from leaderboard.results.hardware.estimate import Observation
 from leaderboard.results.hardware.gauge import GaugeFacts, bound_title, gauge_facts
 from leaderboard.results.hardware.runs import NOT_SPECULATIVE
-from leaderboard.results.hardware.selectors import POOL_LIMIT, bounds_for_ids
+from leaderboard.results.hardware.selectors import POOL_LIMIT, bounds_for_ids, observation_of
 from leaderboard.results.models import Run, RunBoundShare, RunStatus
 
 BATCH_RUNS = 2000
@@ -105,6 +105,31 @@ def stored_gauges(run_ids: Iterable[int]) -> dict[int, GaugeFacts]:
     return gauges
 
 
+def _observations(rows: QuerySet[RunBoundShare]) -> dict[int, Observation | None]:
+    """Return the peer row (``selectors.observation_of``) of each of these stored shares by
+    run id; None for a run with no bound, no decode figure or speculative decoding."""
+    found: dict[int, Observation | None] = {}
+    for run_id, rig_id, family, engine, architecture, speculative, bound, decode in rows.values_list(
+        "run_id", "run__rig_id", "gpu_family", "run__stack__engine", "run__model_file__architecture",
+        "run__configuration__speculative_type", "bound_tokens_per_s", "run__decode_tokens_per_s_mean",
+    ):  # fmt: skip
+        if bound is None or not decode or (speculative or "") not in NOT_SPECULATIVE:
+            found[run_id] = None
+            continue
+        family = family or "not stated"
+        found[run_id] = Observation(
+            rig_key=str(rig_id),
+            family=family,
+            vendor=family.split()[0],
+            engine=engine,
+            kind=architecture or "unknown",
+            bound_tokens_per_s=bound,
+            decode_tokens_per_s=decode,
+            label=f"run {run_id}",
+        )
+    return found
+
+
 def stored_observations(limit: int = POOL_LIMIT) -> list[Observation]:
     """Return the estimates' peer pool from the stored shares in one query: the rows
     ``selectors.public_observations`` computes (the latest ``limit`` public finished runs
@@ -117,35 +142,18 @@ def stored_observations(limit: int = POOL_LIMIT) -> list[Observation]:
         .order_by("-created_at", "-pk")
         .values("pk")[:limit]
     )
-    rows = (
-        RunBoundShare.objects.filter(run__in=latest, bound_tokens_per_s__isnull=False)
-        .filter(
-            Q(run__configuration__speculative_type__in=NOT_SPECULATIVE)
-            | Q(run__configuration__speculative_type__isnull=True)
-        )
-        .values_list(
-            "run_id", "run__rig_id", "gpu_family", "run__stack__engine", "run__model_file__architecture",
-            "bound_tokens_per_s", "run__decode_tokens_per_s_mean",
-        )
-    )  # fmt: skip
-    pool = []
-    for run_id, rig_id, family, engine, architecture, bound, decode in rows:
-        if bound is None or not decode:  # as observation_of: no bound, or no decode figure
-            continue
-        family = family or "not stated"
-        pool.append(
-            Observation(
-                rig_key=str(rig_id),
-                family=family,
-                vendor=family.split()[0],
-                engine=engine,
-                kind=architecture or "unknown",
-                bound_tokens_per_s=bound,
-                decode_tokens_per_s=decode,
-                label=f"run {run_id}",
-            )
-        )
-    return pool
+    return [row for row in _observations(RunBoundShare.objects.filter(run__in=latest)).values() if row is not None]
+
+
+def stored_observations_of(run_ids: Iterable[int]) -> dict[int, Observation]:
+    """Return the peer rows of these runs by id, in their order (those with a bound, a decode
+    figure and no speculative decoding), read from their stored shares in one query; a run
+    whose share is missing or stale is computed (a rig page's outlier notes: issue 40)."""
+    wanted = list(run_ids)
+    found = _observations(RunBoundShare.objects.filter(run_id__in=wanted, digest=bound_digest()))
+    missing = [pk for pk in wanted if pk not in found]
+    found.update((pk, observation_of(rb)) for pk, rb in bounds_for_ids(missing).items())
+    return {pk: row for pk in wanted if (row := found.get(pk)) is not None}
 
 
 def stale_runs(after_id: int = 0) -> QuerySet[Run, int]:
