@@ -3,8 +3,9 @@ the fenced row cells and selects (issue 40).
 
 Django's ``escape`` is wrapped by ``keep_lazy``, which looks at every argument for a lazy
 translation before escaping it: at 50 leaderboard rows of ~30 escaped values and seven
-filter menus of up to 200 options, that check was a third of the page's own CPU
-(cProfile, benchmarks/site_latency.py --profile, 100k runs). These give the same text:
+filter menus of up to 200 options, that check was most of the rows' cells' CPU
+(cProfile, benchmarks/site_latency.py --profile, 100k runs; the page's own CPU fell by a
+quarter with these and the GPU address reversed once a page). These give the same text:
 a value with ``__html__`` (a SafeString, a lazy string made safe) as it says, anything
 else (a lazy string included) ``str()`` then ``html.escape``, exactly as
 ``conditional_escape`` does. The plain references are Django's own functions, held equal

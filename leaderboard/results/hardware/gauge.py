@@ -3,7 +3,8 @@ tooltip saying where the bound comes from (or why there is none).
 
 ``gauge_facts`` computes them from a run's bound; ``stored.store_bound_shares`` keeps
 them beside the share (``RunBoundShare``), so a page of 50 rows reads them in one query
-instead of computing 50 bounds (three queries and ~18 ms of CPU at 100k runs: issue 40).
+instead of computing 50 bounds (two queries more and ~7 ms of CPU a page at 100k runs:
+issue 40, benchmarks/README.md).
 The cell's HTML is written from these facts alone (``boards/bound_text.gauge_cell``),
 so the stored and the computed cell cannot differ in form."""
 
