@@ -83,7 +83,7 @@ def test_seed_000s_runs_are_on_neither_gpu_page_and_say_the_card_is_not_stated(c
     for run in dual:
         assert run.pk not in run_ids_in(on_3090) and run.pk not in run_ids_in(on_3090_ti)
         assert f'href="/runs/{run.pk}/"' in rig and run.pk in run_ids_in(board)
-        row = re.search(rf'value="{run.pk}".*?</tr>', board, re.S).group(0)
+        row = re.search(rf'name="runs" value="{run.pk}".*?</tr>', board, re.S).group(0)
         assert "card not stated" in row
         assert "card not stated" in client.get(f"/runs/{run.pk}/").text
     assert "card not stated" in rig

@@ -155,10 +155,10 @@ def test_the_date_is_the_articles_not_the_import_date(client: Client, published)
     html = client.get("/?workload=all").text
 
     sweep = report(SIX_3090)
-    row = re.search(rf'value="{sweep.pk}".*?</tr>', html, re.S).group(0)
+    row = re.search(rf'name="runs" value="{sweep.pk}".*?</tr>', html, re.S).group(0)
     assert "2026-03" in row
     undated = report("olares-nemotron-elastic-30b-a3b-nvfp4-vllm-40082")
-    row = re.search(rf'value="{undated.pk}".*?</tr>', html, re.S).group(0)
+    row = re.search(rf'name="runs" value="{undated.pk}".*?</tr>', html, re.S).group(0)
     assert "undated" in row and undated.created_at.strftime("%Y-%m-%d") not in row
 
 
@@ -187,7 +187,7 @@ def test_the_cloud_rows_api_price_is_shown(client: Client, published) -> None:
 
     html = client.get("/").text
 
-    row = re.search(rf'value="{cloud.pk}".*?</tr>', html, re.S).group(0)
+    row = re.search(rf'name="runs" value="{cloud.pk}".*?</tr>', html, re.S).group(0)
     assert re.search(r'col-cost">150 <span class="muted"[^>]*>API</span>', row)
 
 
