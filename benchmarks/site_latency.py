@@ -147,6 +147,7 @@ def main() -> int:
         "--cold", action="store_true", help="clear the kept values (core/datacache.py) before each request"
     )
     parser.add_argument("--profile", type=Path, help="write each page's cProfile here and print its top functions")
+    parser.add_argument("--pages", nargs="*", help="only the pages whose name contains one of these texts")
     args = parser.parse_args()
     before = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
 
@@ -176,7 +177,8 @@ def main() -> int:
     print(header + "  target")
     failed = False
     figures: dict[str, dict[str, object]] = {}
-    for name, group, url in pages():
+    chosen = [page for page in pages() if not args.pages or any(text in page[0] for text in args.pages)]
+    for name, group, url in chosen:
         for _ in range(args.warmup):
             assert fetch(client, url).status_code == 200, url
         wall: list[float] = []
@@ -224,7 +226,7 @@ def main() -> int:
     load_after = os.getloadavg()[0]
     print(f"load average (1 min) after: {load_after:.1f}")
     if args.profile:
-        for name, _group, url in pages():
+        for name, _group, url in chosen:
             profile_page(client, name, url, args.iterations, args.profile)
     if args.json:
         document = {

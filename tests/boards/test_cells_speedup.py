@@ -216,6 +216,27 @@ def test_the_comparison_tells_a_cell_apart() -> None:
     assert _normalized(_both(one_off, TIMELINES)[1]) != _normalized(plain)
 
 
+ROWS_FAST = Template("{% load boards %}{% for row in rows %}<tr>{% rows_table_cells row %}</tr>{% endfor %}")
+ROWS_PLAIN = Template('{% for row in rows %}<tr>{% include "boards/_rows_table_cells.html" %}</tr>{% endfor %}')
+
+
+def test_the_python_run_table_cells_render_what_the_plain_template_renders() -> None:
+    # The plain run table of a rig page and a source page (_rows_table.html), on the same varied rows.
+    rows = _rows()
+    one_off = [dataclasses.replace(rows[0], build="b9999"), *rows[1:]]
+    fast, plain = (t.render(Context({"rows": rows})) for t in (ROWS_FAST, ROWS_PLAIN))
+
+    assert _normalized(fast) == _normalized(plain)
+    assert fast.count("<tr>") == len(rows) and fast.count("<td") == 12 * len(rows)
+    for expected in ("badge sweep", "checks failed", "source-link", "API</span>", 'href="/runs/12/"'):
+        assert expected in fast, expected
+    assert EVIL not in fast and "&lt;script&gt;" in fast
+    assert "javascript:" not in fast
+    # The comparison tells one changed value apart, in both paths.
+    assert _normalized(ROWS_FAST.render(Context({"rows": one_off}))) != _normalized(fast)
+    assert _normalized(ROWS_PLAIN.render(Context({"rows": one_off}))) != _normalized(plain)
+
+
 OPTIONS = FilterOptions(
     gpus=["RTX 3090", "RTX 3090 Ti", f"{EVIL} GPU"],
     rigs=[f'{EVIL} "rig" & co', "olares-one", "six RTX 3090s"],

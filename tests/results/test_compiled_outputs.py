@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from rest_framework import generics
 
 from leaderboard.results import selectors
 from leaderboard.results.api.serializers import outputs
+from leaderboard.results.api.views.base import CompiledListMixin
 from leaderboard.results.models import Run
 from leaderboard.results.speedups.outputs import compiled
 from tests.fixtures.api import api_run_payload, post_json
@@ -52,3 +54,25 @@ def test_a_missing_optional_attribute_is_left_out_as_drf_leaves_it_out(make_run)
     doc = compiled(outputs.RigOutputSerializer)(rig)
     assert "n_runs" not in doc  # not annotated: IntegerField(required=False) is skipped
     assert doc == drf(outputs.RigOutputSerializer, rig)
+
+
+LIST_URLS = [
+    "/api/runs/",
+    "/api/runs/?ordering=-decode_tokens_per_s_mean&page_size=7&page=2",
+    "/api/runs/?cursor=",
+    "/api/rigs/?ordering=-n_runs",
+    "/api/sources/",
+]
+
+
+@pytest.mark.parametrize("url", LIST_URLS)
+def test_every_api_list_answers_what_drfs_own_list_answers(client, monkeypatch, url):
+    """The lists represent their page with the compiled serializer (CompiledListMixin):
+    the same answer, byte for byte, as DRF's ListAPIView.list on the same request."""
+    call_command("import_published", verbosity=0)
+    compiled_answer = client.get(url)
+    assert compiled_answer.status_code == 200, compiled_answer.content
+    assert len(compiled_answer.json()["results"]) > 1
+    monkeypatch.setattr(CompiledListMixin, "list", generics.ListAPIView.list)
+    drf_answer = client.get(url)
+    assert drf_answer.content == compiled_answer.content

@@ -11,6 +11,9 @@ benchmarks/README.md):
 - ``cells``: one leaderboard row's cells built with format_html, reversing each
   URL once per page. Reference: templates/boards/_leaderboard_cells.html.
   Off: the page's CPU p50 23.1 → 32.6 ms.
+- ``rows_table_cells`` (same module): a plain run table's row (a rig page's best
+  runs and history, a source's runs). Reference: templates/boards/_rows_table_cells.html.
+  A rig page's CPU at 100k runs: see benchmarks/README.md (2026-11-27, tenth session).
 - ``select``: a filter form's ``<select>`` built with format_html. Reference:
   ``{{ bound_field }}``, Django's widget. Off: 23.1 → 29.4 ms.
 """

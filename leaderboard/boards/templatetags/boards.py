@@ -40,6 +40,7 @@ register.simple_tag(formatting.card_not_stated_badge)
 register.simple_tag(formatting.cost_cell)
 # Fenced speed-ups, each defined beside the name of its plain reference and the figures that keep it.
 register.simple_tag(cells.leaderboard_cells, takes_context=True)
+register.simple_tag(cells.rows_table_cells, takes_context=True)
 register.simple_tag(select.select_field)
 
 

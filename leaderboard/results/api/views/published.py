@@ -9,10 +9,10 @@ from rest_framework import generics
 
 from leaderboard.results import selectors
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin, schema_component
+from leaderboard.results.api.views.base import ApiMixin, CompiledListMixin, TextLookupMixin, schema_component
 
 
-class SourceListApi(ApiMixin, generics.ListAPIView):
+class SourceListApi(CompiledListMixin, ApiMixin, generics.ListAPIView):
     """List the articles reported results cite."""
 
     OutputSerializer = schema_component(outputs.SourceOutputSerializer, "Source")

@@ -11,12 +11,12 @@ from leaderboard.results import selectors
 from leaderboard.results.api.filters import NullsLastOrderingFilter, RigFilter
 from leaderboard.results.api.permissions import token_rig_id
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin, TextLookupMixin, schema_component
+from leaderboard.results.api.views.base import ApiMixin, CompiledListMixin, TextLookupMixin, schema_component
 
 RigOutputSerializer = schema_component(outputs.RigOutputSerializer, "Rig")
 
 
-class RigListApi(ApiMixin, generics.ListAPIView):
+class RigListApi(CompiledListMixin, ApiMixin, generics.ListAPIView):
     """List rigs, filtered by name or GPU model."""
 
     OutputSerializer = RigOutputSerializer

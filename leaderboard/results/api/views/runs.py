@@ -19,7 +19,7 @@ from leaderboard.results.api.filters import NullsLastOrderingFilter, RunFilter
 from leaderboard.results.api.payloads import payload_validated
 from leaderboard.results.api.permissions import token_rig_id, token_rig_name
 from leaderboard.results.api.serializers import outputs
-from leaderboard.results.api.views.base import ApiMixin, schema_component
+from leaderboard.results.api.views.base import ApiMixin, CompiledListMixin, schema_component
 from leaderboard.results.models import RigToken, Run
 from leaderboard.results.services.append import run_append
 from leaderboard.results.services.runs import RunCreateResult, run_create_measured
@@ -53,7 +53,7 @@ def _created_detail(result: RunCreateResult) -> dict[str, Any]:
     return outputs.represent(RunDetailApi.OutputSerializer, run)  # type: ignore[no-any-return]
 
 
-class RunListApi(ApiMixin, generics.ListAPIView):
+class RunListApi(CompiledListMixin, ApiMixin, generics.ListAPIView):
     """List runs, filtered, ordered (nulls last) and paginated."""
 
     OutputSerializer = schema_component(outputs.RunListOutputSerializer, "RunListItem")
