@@ -279,8 +279,12 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 sleep_us = int((ms_per_token or 0.0) * 1000 * pct / (100 - pct))
                 sha = slowdown_commit(upstream.path, sleep_us, f"{pct:g}pct")
             slow_bins[pct] = build_binary(upstream.path, sha, args.jobs)
-            result["power"][f"{pct:g}"] = [confirm(bench, a_bin, slow_bins[pct], plan) for _ in range(args.power)]
-            save()
+            # Saved after each confirmation: a set stopped by hand keeps what it measured.
+            caught = result["power"].setdefault(f"{pct:g}", [])
+            for _ in range(args.power):
+                started = time.monotonic()
+                caught.append(confirm(bench, a_bin, slow_bins[pct], plan) | {"wall_s": time.monotonic() - started})
+                save()
         drift_slow = slow_bins.get(max(args.slowdowns)) if args.slowdowns else None
         for _ in range(args.drift):
             result["drift"]["rerun_aa"].append(rerun_confirm(bench, a_bin, a_bin, args.hog_procs))
@@ -342,8 +346,10 @@ def _report_power_and_drift(results: list[dict[str, Any]]) -> None:
     for (pct, threshold_pct, design), runs in sorted(power.items()):
         caught = sum(1 for c in runs if c["decision"] == "regression")
         pairs = statistics.fmean(c["n_pairs"] for c in runs) if runs else 0
+        walls = [c["wall_s"] for c in runs if c.get("wall_s")]
+        wall = f", median {statistics.median(walls):.0f} s a confirmation ({len(walls)} timed)" if walls else ""
         print(f"power at {pct:g}% slower ({design}, threshold {threshold_pct:g}%): {caught} of {len(runs)} caught "
-              f"(mean {pairs:.1f} pairs)")  # fmt: skip
+              f"(mean {pairs:.1f} pairs{wall})")  # fmt: skip
     for key, label in (("rerun_aa", "re-run rule, A/A"), ("ab_aa", "A/B, A/A"), ("rerun_slow", "re-run rule, slow"),
                        ("ab_slow", "A/B, slow")):  # fmt: skip
         runs = [c for r in results for c in r["drift"][key]]
