@@ -64,6 +64,11 @@ def _gpu_links(context: template.Context, row: Any) -> str:
     return format_html('<span title="{}">{}</span>{}', row.gpus, links, badge)
 
 
+def _model_class(row: Any) -> str:
+    # The model's class under its name ("35B MoE-A3B + MTP"), in both row kinds.
+    return format_html('<br><span class="muted">{}</span>', row.model_class) if row.model_class else ""
+
+
 def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
     """Return one leaderboard row's cells, in views.COLUMNS' order (the one column order).
     Cells marked ``opt`` are hidden on a phone unless every column is asked for."""
@@ -85,7 +90,6 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         stats.append("published figure")
     if spread:
         stats.append(spread)
-    model_class = format_html('<br><span class="muted">{}</span>', row.model_class) if row.model_class else ""
     # Runs a nightly build made link to their build-by-build timeline.
     timeline = (context.get("timeline_links") or {}).get(row.run_id)
     nightly = (
@@ -123,7 +127,7 @@ def leaderboard_cells(context: template.Context, row: Any, rank: int) -> str:
         rig=row.rig,
         model=row.model,
         quant=row.quantization,
-        model_class=model_class,
+        model_class=_model_class(row),
         decode=num(row.decode_tokens_per_s_mean, 2),
         markers=markers(row),
         stats=" · ".join(stats),
@@ -149,7 +153,6 @@ def rows_table_cells(context: template.Context, row: Any) -> str:
     history, a source's runs). Plain reference: templates/boards/_rows_table_cells.html.
     A rig page renders 100 such rows: through the template they were half its CPU
     (issue 40)."""
-    model_class = format_html('<br><span class="muted">{}</span>', row.model_class) if row.model_class else ""
     return format_html(
         '<td>{engine} <span class="muted">{build}</span></td>'
         '<td><a href="{run_url}">{model} {quant}</a>{model_class}</td>'
@@ -163,7 +166,7 @@ def rows_table_cells(context: template.Context, row: Any) -> str:
         run_url=_object_url(context, "boards:run", row.run_id),
         model=row.model,
         quant=row.quantization,
-        model_class=model_class,
+        model_class=_model_class(row),
         spec=row.speculative_shown,
         decode=num(row.decode_tokens_per_s_mean, 2),
         markers=markers(row),
