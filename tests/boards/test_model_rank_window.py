@@ -5,6 +5,7 @@ every page, files' runs interleaved, ties across files broken by run id."""
 from __future__ import annotations
 
 import pytest
+from django.db.models import QuerySet
 from django.http import QueryDict
 
 from leaderboard.boards.filters import (
@@ -46,8 +47,12 @@ def test_every_page_of_a_ranking_over_several_model_files_shows_the_plain_order(
     assert form.is_valid(), form.errors
     files = chosen_model_files(form.cleaned_data)
     assert files is not None and len(files) == 3
-    matching = runs_filter(Run.objects.filter(status=RunStatus.FINISHED), form.cleaned_data, model_files=files)
-    assert model_rank_window(matching, files, rows=per_page).count() == 3 * min(per_page, 3)
+
+    def runs_of(model_files: list[int]) -> QuerySet[Run]:
+        return runs_filter(Run.objects.filter(status=RunStatus.FINISHED), form.cleaned_data, model_files=model_files)
+
+    window = model_rank_window(runs_of(files), lambda model_file: runs_of([model_file]), files, rows=per_page)
+    assert window.count() == 3 * min(per_page, 3)
 
 
 def test_the_ranking_breaks_a_tie_across_model_files_by_run_id(model_runs) -> None:

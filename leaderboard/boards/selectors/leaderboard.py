@@ -223,7 +223,10 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     elif ranking == DEFAULT_SORT and model_files is not None and len(model_files) > 1:
 
         def window(rows: int) -> QuerySet[Run, int]:
-            return ranked(model_rank_window(filtered, model_files, rows=rows))
+            def runs_of_file(model_file: int) -> QuerySet[Run]:
+                return _filtered(form.cleaned_data, [model_file])
+
+            return ranked(model_rank_window(filtered, runs_of_file, model_files, rows=rows))
 
     paginator = CappedPaginator(ranked(filtered), per_page, count_cap=cap, window=window)
     page = paginator.get_page(params.get("page"))

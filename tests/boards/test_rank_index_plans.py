@@ -1,0 +1,78 @@
+"""The board's rank walks read their index alone (issue 40): a page filtered by GPU and
+speculation walks ``run_ranked_idx`` and a page of several model files walks each file's
+``run_model_rank_idx``, both without a table row, and each file's walk names its file
+alone. At a million runs the GPU + MTP page read and sorted 150k runs (153 ms) and a
+two-file page read one file's 16,701 (105 ms); the walks take 2 ms
+(benchmarks/README.md, "2026-11-27 (eleventh session)").
+
+The plans are PostgreSQL's, read with sequential scans, bitmaps and sorts switched off so a
+handful of rows plan as a million do: a walk the index does not cover becomes an
+``Index Scan`` (a table row per run), which these tests tell apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard.results.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+def _page_ids_query(client, path: str) -> str:
+    """Return the SQL of the query that ranks a board page's runs (ids only, in order, a LIMIT)."""
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(path).status_code == 200
+    ranking = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "results_run"."id" AS "pk" FROM') and "ORDER BY" in q["sql"]
+    ]
+    assert len(ranking) == 1, [q["sql"][:120] for q in queries.captured_queries]
+    return ranking[0]
+
+
+def _plan(sql: str) -> str:
+    with transaction.atomic(), connection.cursor() as cursor:
+        for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort", "enable_hashagg"):
+            cursor.execute(f"SET LOCAL {setting} = off")
+        cursor.execute("EXPLAIN " + sql)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.fixture
+def runs(board_run: Callable[..., Run]) -> list[Run]:
+    made = []
+    for i in range(12):
+        made.append(
+            board_run(
+                rig=f"rig-{i % 3}",
+                gpus=[("H100 PCIe", 1)] if i % 3 else [("RTX 3090", 1)],
+                model=("Qwen3.6-A", "Qwen3.6-B", "Llama-C")[i % 3],
+                spec=("mtp", "none")[i % 2],
+                tps=[50.0 + i],
+            )
+        )
+    return made
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
+def test_a_gpu_and_speculation_page_walks_the_ranking_index_alone(client, runs) -> None:
+    plan = _plan(_page_ids_query(client, "/?gpu=H100 PCIe&spec=mtp"))
+    assert "Index Only Scan using run_ranked_idx" in plan, plan
+    assert "Index Scan using run_ranked_idx" not in plan, plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
+def test_each_model_files_walk_reads_its_index_alone_and_names_its_file_alone(client, runs) -> None:
+    sql = _page_ids_query(client, "/?model=qwen3.6&since=2025-07-01")
+    files = sorted({run.model_file_id for run in runs if run.model_file.name.startswith("Qwen3.6")})
+    listed = f'"model_file_id" IN ({", ".join(str(f) for f in files)})'
+    # The outer filter names both files; a walk naming them too was misestimated.
+    assert sql.count(listed) == 1, sql
+    plan = _plan(sql)
+    assert plan.count("Index Only Scan using run_model_rank_idx") == len(files), plan
+    assert "Index Scan using run_model_rank_idx" not in plan, plan
