@@ -3,7 +3,8 @@ speculation walks ``run_ranked_idx`` and a page of several model files walks eac
 ``run_model_rank_idx``, both without a table row, and each file's walk names its file
 alone. At a million runs the GPU + MTP page read and sorted 150k runs (153 ms) and a
 two-file page read one file's 16,701 (105 ms); the walks take 2 ms
-(benchmarks/README.md, "2026-11-27 (eleventh session)").
+(benchmarks/README.md, "2026-11-27 (eleventh session)"). A GPU page's latest runs are
+walked newest first to the cap, not gathered per rig and sorted (twelfth session).
 
 The plans are PostgreSQL's, read with sequential scans, bitmaps and sorts switched off so a
 handful of rows plan as a million do: a walk the index does not cover becomes an
@@ -22,17 +23,18 @@ from leaderboard.results.models import Run
 pytestmark = pytest.mark.django_db
 
 
-def _page_ids_query(client, path: str) -> str:
-    """Return the SQL of the query that ranks a board page's runs (ids only, in order, a LIMIT)."""
+def _page_query(client, path: str, start: str, needs: str) -> str:
+    """Return the SQL of the one query of a page that starts with ``start`` and holds ``needs``."""
     with CaptureQueriesContext(connection) as queries:
         assert client.get(path).status_code == 200
-    ranking = [
-        q["sql"]
-        for q in queries.captured_queries
-        if q["sql"].startswith('SELECT "results_run"."id" AS "pk" FROM') and "ORDER BY" in q["sql"]
-    ]
-    assert len(ranking) == 1, [q["sql"][:120] for q in queries.captured_queries]
-    return ranking[0]
+    found = [q["sql"] for q in queries.captured_queries if q["sql"].startswith(start) and needs in q["sql"]]
+    assert len(found) == 1, [q["sql"][:120] for q in queries.captured_queries]
+    return found[0]
+
+
+def _page_ids_query(client, path: str) -> str:
+    """Return the SQL of the query that ranks a board page's runs (ids only, in order, a LIMIT)."""
+    return _page_query(client, path, 'SELECT "results_run"."id" AS "pk" FROM', "ORDER BY")
 
 
 def _plan(sql: str) -> str:
@@ -76,3 +78,14 @@ def test_each_model_files_walk_reads_its_index_alone_and_names_its_file_alone(cl
     plan = _plan(sql)
     assert plan.count("Index Only Scan using run_model_rank_idx") == len(files), plan
     assert "Index Scan using run_model_rank_idx" not in plan, plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
+def test_a_gpu_pages_latest_runs_walk_the_recent_index_newest_first(client, runs) -> None:
+    # The shares of the bound read the GPU's latest runs: per rig, every run of the GPU's
+    # rigs was read and sorted (150k at 1M); newest first, the walk stops at the cap.
+    newest_first = '"results_run"."created_at" DESC'
+    sql = _page_query(client, "/gpus/H100 PCIe/", 'SELECT "results_run"."id" AS "pk" FROM', newest_first)
+    plan = _plan(sql)
+    assert "Index Only Scan using run_recent_idx" in plan, plan
+    assert "Sort" not in plan.replace("Sort Key", ""), plan

@@ -136,6 +136,17 @@ class Run(models.Model):
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
+            # The latest ranked runs of many rigs at once (a GPU page's shares of the bound
+            # read its GPU's latest 200): walked newest first, index-only, to the 200th
+            # match; per rig (above) every run of the GPU's rigs was read and sorted, 150k
+            # at 1M (issue 40).
+            models.Index(
+                models.F("created_at").desc(),
+                models.F("id").desc(),
+                name="run_recent_idx",
+                include=["rig"],
+                condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
+            ),
             # One rig's runs in rank order: the leaderboard filtered to a rig and a rig
             # page's best-of list walk it and stop at the page (issue 24).
             models.Index(
