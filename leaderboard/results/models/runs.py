@@ -137,9 +137,8 @@ class Run(models.Model):
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
             # The latest ranked runs of many rigs at once (a GPU page's shares of the bound
-            # read its GPU's latest 200): walked newest first, index-only, to the 200th
-            # match; per rig (above) every run of the GPU's rigs was read and sorted, 150k
-            # at 1M (issue 40).
+            # read its GPU's latest 5,000): walked newest first, index-only, to the cap; per
+            # rig (above) every run of the GPU's rigs was read and sorted, 150k at 1M (issue 40).
             models.Index(
                 models.F("created_at").desc(),
                 models.F("id").desc(),
