@@ -102,7 +102,7 @@ def gpu_bound_context(*, gpu: str, viewer: Any) -> dict[str, Any]:
     and its catalog row."""
     # The GPU's rigs the viewer may see, as a list: the latest runs are then one walk of
     # run_recent_idx with a hashed rig test per entry, where two rig subqueries probed the
-    # rig and GPU tables per run (200k runs, the 3090's latest 5,001: ~80 → ~17 ms, issue 40).
+    # rig and GPU tables per run (issue 40; measured in benchmarks/README.md, twelfth session).
     rig_ids = list(Rig.objects.visible_to(viewer).filter(gpus__model=gpu).values_list("pk", flat=True).distinct())
     runs = Run.objects.filter(status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False, rig_id__in=rig_ids)
     summaries, capped = stored_share_summaries(runs)
