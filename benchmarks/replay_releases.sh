@@ -4,7 +4,8 @@
 # source distribution (stamped bN, web UI off, ccache'd, cached by release) by a
 # real rig worker, benchmarked with Gemma 3 270M on llama-server at 1 thread and
 # at all cores (two reference configurations), judged against the release before
-# it, changes confirmed by A/B pairs and bisected between releases.
+# it, every step judged by A/B blocks (screen_every_step; changes the first run
+# misses are found) and regressions bisected between releases.
 #
 #   benchmarks/replay_releases.sh LAST [COUNT]      # e.g. benchmarks/replay_releases.sh 11434 30
 #

@@ -129,11 +129,19 @@ class SubscriptionForm(ReferenceRunsForm):
         label="Confirmation",
         help_text="How a change is checked before it alerts: A/B blocks (the default), A/B pairs, or a re-run.",
     )
+    screen_every_step = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Judge every step by A/B blocks",
+        help_text="A/B blocks check every new build against the one before, not only those whose first run "
+        "looks like a change: one run a build can miss a real 10-20% step on a noisy rig. A few minutes a step "
+        "and reference configuration; needs confirmation by A/B blocks.",
+    )
     aa_every_days = aa_every_days_field(required=False)
 
     field_order = [
-        "rig", "repo_url", "branch", "follows", "release_source", "build_flags", "confirm_mode", "aa_every_days",
-        "runs",
+        "rig", "repo_url", "branch", "follows", "release_source", "build_flags", "confirm_mode", "screen_every_step",
+        "aa_every_days", "runs",
     ]  # fmt: skip
 
     def __init__(self, *args: Any, user: Any, rig: Rig | None = None, **kwargs: Any) -> None:
@@ -197,4 +205,6 @@ class SubscriptionForm(ReferenceRunsForm):
             others = [r.pk for r in runs if r.rig_id != rig.pk]
             if others:
                 self.add_error("runs", f"run {others[0]} is not a run of {rig.name}")
+        if data.get("screen_every_step") and data.get("confirm_mode") not in (None, ConfirmMode.BLOCKS):
+            self.add_error("screen_every_step", "needs confirmation by A/B blocks (Confirmation)")
         return data

@@ -172,7 +172,7 @@ def verdict_cell(verdict: Verdict) -> Cell:
     words = verdict_words(verdict)
     # A regression that stands opens its report upstream can act on; any other verdict its figures.
     url = reverse("regressions:report", args=[verdict.pk]) if words.state == "regression" else _compare_url(verdict)
-    return Cell(words.state, words.word, verdict.effect_pct, verdict.p_value, words.detail, url, words.source)
+    return Cell(words.state, words.word, verdict.effect_shown_pct, verdict.p_shown, words.detail, url, words.source)
 
 
 def build_cell(build: BuildRecord | None, verdict: Verdict | None, column: Column) -> Cell:

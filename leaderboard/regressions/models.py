@@ -132,6 +132,13 @@ class Subscription(models.Model):
         "fit). A/B pairs: the baseline and candidate builds run in turn (ABBA), pairs added while inconclusive "
         "(regressions/ab.py). Re-run: the candidate alone, confirm_runs times.",
     )
+    screen_every_step = models.BooleanField(
+        default=False,
+        help_text="A/B blocks judge every new build against the one before, not only the builds whose first "
+        "run is judged a change (confirmation by A/B blocks only). The first run is one run of each build, "
+        "minutes apart, and on a noisy rig its noise floor can hide a 10-20% step (benchmarks/README.md, "
+        "b10429); blocks cost a few minutes a step and reference configuration. Meant for releases.",
+    )
     ab_max_pairs = models.PositiveSmallIntegerField(
         default=DEFAULT_AB_MAX_PAIRS,
         help_text="A/B confirmation: most pairs (or blocks) run before the answer is inconclusive.",
@@ -421,6 +428,17 @@ class Verdict(models.Model):
             Confirmation.REFUTED,
             Confirmation.AB_REFUTED,
         )
+
+    @property
+    def effect_shown_pct(self) -> float | None:
+        """The effect a page puts beside this verdict's kind: the A/B blocks'
+        where they found a change the first run did not see, else the first run's."""
+        return self.ab_effect_pct if self.confirmation == Confirmation.AB_FOUND else self.effect_pct
+
+    @property
+    def p_shown(self) -> float | None:
+        """The p-value that goes with ``effect_shown_pct``."""
+        return self.ab_p_value if self.confirmation == Confirmation.AB_FOUND else self.p_value
 
     def reason_add(self, note: str) -> None:
         """Append ``note`` to the reason (not saved), cutting the reason, never

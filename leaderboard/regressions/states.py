@@ -16,7 +16,10 @@ made by one function that refuses every other move (as jobs/services.py's
   finished | failed | aborted;
 - a verdict's confirmation (``Verdict.confirmation``): not asked ──a change
   held back──▶ pending ──▶ confirmed | refuted | unchecked (re-run) or
-  ab_confirmed | ab_refuted | unchecked (A/B pairs).
+  ab_confirmed | ab_refuted | unchecked (A/B pairs). Where every step is
+  screened by A/B blocks (``Subscription.screen_every_step``) a step the first
+  run calls no change is held too, and its blocks may answer ab_found: a change
+  the first run did not see, which then stands.
 
 - an A/A check's status (``AaCheck.status``, models_aa.py): queued ──the rig's
   reports──▶ settled | held_back | failed (another batch: stays queued).
@@ -90,6 +93,7 @@ class Confirmation(models.TextChoices):
     UNCHECKED = "unchecked", "Re-run failed; the first run stands"
     AB_CONFIRMED = "ab_confirmed", "Reproduced by A/B"
     AB_REFUTED = "ab_refuted", "Not reproduced by A/B"
+    AB_FOUND = "ab_found", "Found by A/B"
 
 
 class VerdictKind(models.TextChoices):
@@ -138,6 +142,7 @@ CONFIRMATION_MOVES: Mapping[str, frozenset[str]] = {
             Confirmation.UNCHECKED,
             Confirmation.AB_CONFIRMED,
             Confirmation.AB_REFUTED,
+            Confirmation.AB_FOUND,
         }
     ),
 }

@@ -46,6 +46,7 @@ def subscribe_page(request: HttpRequest) -> HttpResponse:
                 follows=data["follows"],
                 release_source=data["release_source"],
                 confirm_mode=data["confirm_mode"],
+                screen_every_step=data["screen_every_step"],
             )
         except ApplicationError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)

@@ -13,7 +13,7 @@ from leaderboard.regressions.models import Verdict, VerdictKind
 from leaderboard.regressions.states import Confirmation
 from runners.ab_design import AbDesign, ContentionCall
 
-_AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED)
+_AB = (Confirmation.AB_CONFIRMED, Confirmation.AB_REFUTED, Confirmation.AB_FOUND)
 _RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
 # The report's answers: whether the regression reproduces on a rig.
 REPRODUCES = "reproduces"
@@ -43,8 +43,17 @@ class VerdictWords:
     how: str
 
 
+def _screened(verdict: Verdict) -> bool:
+    """True if A/B judged a step its first run called no change (``screen_every_step``)."""
+    if verdict.confirmation == Confirmation.AB_FOUND:
+        return True
+    return verdict.confirmation == Confirmation.AB_CONFIRMED and verdict.kind == VerdictKind.NONE
+
+
 def _standing(verdict: Verdict) -> str:
     shown = verdict.get_confirmation_display() if verdict.confirmation else ""
+    if _screened(verdict) and verdict.kind == VerdictKind.NONE:
+        shown = "No change by A/B"
     if verdict.confirmation in _AB:  # by which A/B: blocks of both servers, or pairs of runs
         shown += " blocks" if verdict.ab_blocks and verdict.ab_design == AbDesign.INTERLEAVED else " pairs"
     return shown[:1].lower() + shown[1:]
@@ -62,6 +71,8 @@ def _source(verdict: Verdict) -> str:
     pairs = _ab_count(verdict)
     if verdict.fanout_of_id is not None:
         return f"fan-out: {pairs} checking a regression found on another rig"
+    if _screened(verdict):
+        return f"nightly run + A/B screen of every step ({pairs})"
     if verdict.confirmation in _AB:
         return f"nightly run + A/B confirmation ({pairs})"
     if verdict.confirmation in _RERUN:
@@ -76,8 +87,13 @@ def _evidence(verdict: Verdict) -> str:
         return f"reproduced by a re-run of the same build: {verdict.confirm_effect_pct:+.2f}%"
     if verdict.confirmation == Confirmation.UNCHECKED:
         return "not re-run (the re-run failed): one run's verdict"
+    p_value = verdict.ab_p_value if verdict.ab_p_value is not None else 1
+    if verdict.confirmation == Confirmation.AB_FOUND and verdict.ab_effect_pct is not None:
+        return (
+            f"found by {_ab_count(verdict)} of baseline and candidate on the same rig, where the nightly "
+            f"run saw no change ({verdict.effect_pct or 0:+.2f}%): {verdict.ab_effect_pct:+.2f}% (p={p_value:.2g})"
+        )
     if verdict.confirmation == Confirmation.AB_CONFIRMED and verdict.ab_effect_pct is not None:
-        p_value = verdict.ab_p_value if verdict.ab_p_value is not None else 1
         return (
             f"reproduced by {_ab_count(verdict)} of baseline and candidate on the same rig: "
             f"{verdict.ab_effect_pct:+.2f}% (p={p_value:.2g})"

@@ -129,12 +129,14 @@ def test_a_replay_killed_mid_way_goes_on_from_where_it_stopped(
         (b.release, ReplayStepState.DONE, b.pk) for b in builds
     ]
     assert all(s.queued_at and s.settled_at and s.queued_at <= s.settled_at for s in steps)
-    # The build and benchmark times the rig reported, per release; b106's A/B blocks (the subscription's
-    # default confirmation) were timed too, and waited for before the replay went on.
+    # The build and benchmark times the rig reported, per release. A replay judges every step by A/B
+    # blocks (screen_every_step), waited for before it goes on: b103's first run saw no change and its
+    # blocks agree; b106's blocks confirm its regression. b101, the first, has nothing to compare with.
     assert [b.build_time_s for b in builds] == [3.0, 3.0, 3.0]
-    assert [b.bench_time_s for b in builds[:2]] == [pytest.approx(2.5)] * 2
-    assert builds[2].bench_time_s == pytest.approx(2.5 + 4.0)  # its nightly run, then one batch of blocks
-    assert builds[1].verdicts.get().kind == "none"
+    assert builds[0].bench_time_s == pytest.approx(2.5)
+    assert [b.bench_time_s for b in builds[1:]] == [pytest.approx(2.5 + 4.0)] * 2  # its run, then one batch
+    same = builds[1].verdicts.get()
+    assert (same.kind, same.confirmation, same.ab_n_pairs) == ("none", "ab_confirmed", 4)
     slow = builds[2].verdicts.get()
     assert (slow.kind, slow.confirmation, slow.ab_design) == ("regression", "ab_confirmed", "interleaved")
     assert slow.ab_n_pairs == 4

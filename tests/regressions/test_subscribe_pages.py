@@ -219,3 +219,22 @@ def test_an_owner_subscribes_to_releases_from_their_sdist_confirmed_as_chosen(wo
     assert (sub.follows, sub.release_source, sub.confirm_mode) == ("commits", "git", "blocks")
     bad = _post(client, world["rig"], [world["run"]], branch="other", confirm_mode="guess")
     assert bad.status_code == 400 and "guess is not one of the available choices" in bad.content.decode()
+
+
+def test_every_step_is_judged_by_blocks_when_chosen_and_only_with_blocks(world):
+    client = _client(world["owner"])
+    page = client.get(f"/regressions/subscribe/?rig={world['rig'].pk}").content.decode()
+    assert 'name="screen_every_step"' in page and "checked" in page.split('name="screen_every_step"')[1].split(">")[0]
+    refused = _post(client, world["rig"], [world["run"]], follows="releases", confirm_mode="rerun",
+                    screen_every_step="on")  # fmt: skip
+    assert refused.status_code == 400
+    errors = refused.context["form"].errors
+    assert (
+        list(errors) == ["screen_every_step"] and "needs confirmation by A/B blocks" in errors["screen_every_step"][0]
+    )
+    assert not Subscription.objects.exists()
+    chosen = _post(client, world["rig"], [world["run"]], follows="releases", confirm_mode="blocks",
+                   screen_every_step="on")  # fmt: skip
+    assert chosen.status_code == 302
+    sub = Subscription.objects.get(rig=world["rig"])
+    assert (sub.follows, sub.confirm_mode, sub.screen_every_step) == ("releases", "blocks", True)

@@ -181,12 +181,22 @@ def _ab_figures(outcome: AbOutcome, design: str = AbDesign.RUN_ABBA) -> dict[str
 
 def ab_answer_apply(verdict: Verdict, outcome: AbOutcome, *, design: str = AbDesign.RUN_ABBA) -> None:
     """Settle a pending verdict with the A/B answer (pairs, or blocks in
-    ``design``): confirmed when it gives the verdict's kind, else refuted."""
+    ``design``): confirmed when it gives the verdict's kind; found when the
+    verdict was no change (a screened step) and the A/B shows one, which the
+    verdict then is; else refuted."""
     for name, value in _ab_figures(outcome, design).items():
         setattr(verdict, name, value)
-    if outcome.decision.kind == Kind(verdict.kind):
+    found = outcome.decision.kind
+    if found == Kind(verdict.kind):
         confirmation_move(verdict, Confirmation.AB_CONFIRMED)
         verdict.reason = f"{outcome.reason}; first run {verdict.effect_pct or 0:+.2f}%"[:300]
+    elif verdict.kind == VerdictKind.NONE:
+        confirmation_move(verdict, Confirmation.AB_FOUND)
+        verdict.reason = (
+            f"found by A/B: {outcome.reason}; the first run saw no change "
+            f"({verdict.effect_pct or 0:+.2f}%, p={verdict.p_value if verdict.p_value is not None else 1:.2g})"
+        )[:300]
+        verdict.kind = found.value
     else:
         confirmation_move(verdict, Confirmation.AB_REFUTED)
         verdict.reason = (

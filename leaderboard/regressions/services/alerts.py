@@ -22,6 +22,7 @@ from leaderboard.regressions.models import (
     AlertChannel,
     AlertDelivery,
     AlertStatus,
+    Confirmation,
     Verdict,
     VerdictKind,
 )
@@ -50,9 +51,11 @@ def alert_message(verdict: Verdict) -> str:
     rng = f"{verdict.commit_from[:10]}..{verdict.commit_to[:10]}" if verdict.commit_from else verdict.commit_to[:10]
     p_value = verdict.p_value if verdict.p_value is not None else float("nan")
     evidence = verdict_words(verdict).evidence
+    # Where A/B blocks found what the nightly run did not, its figures are the run's, not the change's.
+    first_run = "the nightly run saw no change, " if verdict.confirmation == Confirmation.AB_FOUND else ""
     lines = [
         f"Rigboard: {verdict.get_kind_display().lower()} on {sub.rig.name} ({verdict.reference_config.name})",
-        f"{verdict.metric}: {verdict.baseline_median or 0:.2f} -> {verdict.new_median or 0:.2f} "
+        f"{first_run}{verdict.metric}: {verdict.baseline_median or 0:.2f} -> {verdict.new_median or 0:.2f} "
         f"({verdict.effect_pct or 0:+.2f}%, p={p_value:.2g}, n={verdict.n_new} vs {verdict.n_baseline}; "
         f"{verdict.noise.describe()})",
         *([evidence] if evidence else []),

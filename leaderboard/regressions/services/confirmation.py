@@ -84,9 +84,17 @@ def confirmation_queue(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> li
     """Hold the build's change verdicts pending and queue their confirmation
     (re-runs or A/B pairs, as the subscription says; one job to the rig, sent
     once committed). Return the verdicts held; none when the subscription
-    confirms nothing, the build is no nightly build, or no verdict is a change."""
-    todo = [v for v in verdicts if v.kind != VerdictKind.NONE and v.confirmation == Confirmation.NOT_ASKED]
+    confirms nothing, the build is no nightly build, or no verdict is a change.
+
+    A subscription that screens every step (``screen_every_step``, A/B blocks
+    only) holds its no-change verdicts too: the first run is one run a build,
+    whose noise floor can hide a real step, so blocks judge every step, and a
+    change they find stands (ab_found) though the first run saw none."""
     sub = build.subscription
+    screened = sub.screen_every_step and sub.confirm_mode == ConfirmMode.BLOCKS
+    todo = [
+        v for v in verdicts if (screened or v.kind != VerdictKind.NONE) and v.confirmation == Confirmation.NOT_ASKED
+    ]
     if not todo or not build.is_nightly:
         return []
     if sub.confirm_mode == ConfirmMode.RERUN and sub.confirm_runs == 0:
@@ -189,12 +197,13 @@ def confirmation_judge(*, build: BuildRecord) -> list[Verdict]:
 def standing_changes_act_on(*, build: BuildRecord, verdicts: Sequence[Verdict]) -> None:
     """Alert on (and, if the subscription says so, bisect) each regression that
     stands: confirmed, or needing no confirmation, or one whose confirmation
-    could not be made; one confirmed by A/B pairs is also checked on the
-    branch's other rigs (fan-out). All idempotent. A fan-out verdict is an
-    answer for the report, acted on by none of these."""
+    could not be made, or one A/B blocks found where the first run saw none;
+    one confirmed or found by A/B is also checked on the branch's other rigs
+    (fan-out). All idempotent. A fan-out verdict is an answer for the report,
+    acted on by none of these."""
     for verdict in verdicts:
         if verdict.kind == VerdictKind.REGRESSION and verdict.stands and verdict.fanout_of_id is None:
-            if verdict.confirmation == Confirmation.AB_CONFIRMED:
+            if verdict.confirmation in (Confirmation.AB_CONFIRMED, Confirmation.AB_FOUND):
                 for fanout in fanout_builds_add(verdict=verdict):
                     _send_after_commit(fanout)
             alerts_queue_for(verdict=verdict)

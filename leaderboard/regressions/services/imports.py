@@ -79,9 +79,14 @@ def _list(value: Any, field: str) -> list[Any]:
     return value
 
 
-def _choices(sub_data: Mapping[str, Any]) -> dict[str, str]:
-    """Return what the recording's subscription says of how it followed and confirmed."""
-    chosen = {}
+def _choices(sub_data: Mapping[str, Any]) -> dict[str, Any]:
+    """Return what the recording's subscription says of how it followed and confirmed
+    (an older recording screened no step by A/B blocks and says nothing of it)."""
+    chosen: dict[str, Any] = {}
+    screen = sub_data.get("screen_every_step", False)
+    if not isinstance(screen, bool):
+        raise ApplicationError("expected true or false", field="subscription.screen_every_step")
+    chosen["screen_every_step"] = screen
     for name, choices in _SUBSCRIPTION_CHOICES.items():
         value = sub_data.get(name)
         if value is not None:

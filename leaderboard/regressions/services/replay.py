@@ -1,6 +1,6 @@
 """Replaying a window of llama.cpp releases on one rig: each release, oldest
 first, goes through the nightly chain as a new release would (built and
-benchmarked on the rig, judged, confirmed by A/B pairs, fanned out, bisected:
+benchmarked on the rig, judged, confirmed by A/B, fanned out, bisected:
 services/builds.py decides all of that as for any build); the replay only
 queues the next release once the chain has settled on the one before, so
 each release is judged against its predecessor, and a new rig shows months

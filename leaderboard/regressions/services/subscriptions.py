@@ -123,10 +123,12 @@ def subscription_create(
     follows: str = Follows.COMMITS,
     release_source: str = ReleaseSource.GIT,
     confirm_mode: str = ConfirmMode.BLOCKS,
+    screen_every_step: bool = False,
 ) -> Subscription:
     """Subscribe ``rig`` to ``repo_url`` @ ``branch`` (every new head, or its
     releases from ``release_source``) with ``build_flags`` and a reference
-    configuration per run; changes confirmed by ``confirm_mode``. The caller has checked who may point the
+    configuration per run; changes confirmed by ``confirm_mode`` (every step judged by
+    A/B blocks with ``screen_every_step``). The caller has checked who may point the
     rig where (the form: owners pick from RIGBOARD_REGRESSION_REPOS). Raise
     ApplicationError (409, field ``branch``) when the rig already follows it with those flags."""
     try:
@@ -134,6 +136,7 @@ def subscription_create(
             sub = Subscription.objects.create(
                 rig=rig, repo_url=repo_url, branch=branch, build_flags=build_flags, aa_every_days=aa_every_days,
                 follows=follows, release_source=release_source, confirm_mode=confirm_mode,
+                screen_every_step=screen_every_step,
             )  # fmt: skip
             reference_configs_add(subscription=sub, runs=runs)
     except IntegrityError as exc:

@@ -33,7 +33,7 @@ from django.db.models.functions import Coalesce
 from leaderboard.celery import app as celery_app
 from leaderboard.regressions.ab import Decision
 from leaderboard.regressions.ab_blocks import judged_blocks, worst_contention
-from leaderboard.regressions.models import BuildRecord, Verdict, VerdictKind
+from leaderboard.regressions.models import BuildRecord, Verdict
 from leaderboard.regressions.services.aa_checks import AB_REPORT_TASK, blocks_decide, subscription_block_plan
 from leaderboard.regressions.services.ab_confirmation import ab_answer_apply
 from leaderboard.regressions.states import Confirmation, confirmation_move
@@ -78,11 +78,12 @@ def verdict_blocks_spec(verdict: Verdict, *, first_index: int, count: int) -> di
 
 
 def verdict_blocks_queue(*, verdicts: Sequence[Verdict]) -> list[BatchAsk]:
-    """Hold each change verdict with a baseline commit pending and return the
-    first batch to ask its rig for (the caller sends them once committed)."""
+    """Hold each verdict with a baseline commit pending (the caller chose
+    them: changes, and no-change verdicts where every step is screened) and
+    return the first batch to ask its rig for (the caller sends them once committed)."""
     asks = []
     for verdict in verdicts:
-        if verdict.kind == VerdictKind.NONE or not verdict.commit_from:
+        if not verdict.commit_from:
             continue
         plan = subscription_block_plan(verdict.build.subscription)
         confirmation_move(verdict, Confirmation.PENDING)

@@ -12,8 +12,9 @@ for a rig whose queue lost them.
 
 The subscription (rig + repository + flags, following releases) is made the
 first time with the reference configurations of ``--reference FILE.json`` (a
-list of ``{"name", "spec"}``, the shape of the subscription page's); later runs
-use the subscription as it is.
+list of ``{"name", "spec"}``, the shape of the subscription page's), confirming
+by A/B blocks and, unless ``--no-screen-every-step``, judging every release
+step by them (services/confirmation.py); later runs use the subscription as it is.
 
 Exit status: 0 when every release is settled, 3 when ``--timeout-s`` ran out
 first (run it again to go on), 2 for bad arguments.
@@ -21,6 +22,7 @@ first (run it again to go on), 2 for bad arguments.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -31,6 +33,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import (
     BuildRecord,
+    ConfirmMode,
     Follows,
     ReferenceConfig,
     ReleaseSource,
@@ -58,6 +61,12 @@ class Command(BaseCommand):
         parser.add_argument("--source", choices=ReleaseSource.values, default=ReleaseSource.SDIST.value)
         parser.add_argument("--flags", default="", help="CMake flags of the rig's builds")
         parser.add_argument("--jobs", type=int, default=2, help="parallel compile jobs on the rig")
+        parser.add_argument(
+            "--screen-every-step",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="A/B blocks judge every release step, not only those the first run calls a change (default: on)",
+        )
         parser.add_argument("--reference", type=Path, help="JSON list of {name, spec}: a new subscription's configs")
         parser.add_argument("--label", default="", help="what the recording is: date, machine, load")
         parser.add_argument("--poll-s", type=float, default=10.0)
@@ -92,7 +101,12 @@ class Command(BaseCommand):
             branch="master",
             build_flags=options["flags"],
             follows=Follows.RELEASES,
-            defaults={"release_source": options["source"], "build_jobs": options["jobs"]},
+            defaults={
+                "release_source": options["source"],
+                "build_jobs": options["jobs"],
+                "confirm_mode": ConfirmMode.BLOCKS,
+                "screen_every_step": options["screen_every_step"],
+            },
         )
         if created:
             if options["reference"] is None:
@@ -102,6 +116,9 @@ class Command(BaseCommand):
                 ReferenceConfig.objects.create(subscription=sub, name=entry["name"], spec=entry["spec"])
         elif sub.release_source != options["source"]:
             raise CommandError(f"--source: the subscription gets its releases by {sub.release_source}")
+        elif sub.screen_every_step != options["screen_every_step"]:
+            said = "--screen-every-step" if sub.screen_every_step else "--no-screen-every-step"
+            raise CommandError(f"--screen-every-step: the subscription was made with {said}")
         return sub
 
     def _window(self, known: list[int], options: dict[str, Any]) -> list[int]:
