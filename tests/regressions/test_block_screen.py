@@ -105,7 +105,7 @@ def test_slower_blocks_find_the_regression_the_first_run_missed_which_then_stand
     assert "found by 4 interleaved A/B blocks of baseline and candidate on the same rig" in text
     assert f"{verdict.ab_effect_pct:+.2f}%" in text
     (rig_answer,) = regression_report(verdict_id=verdict.pk).answers
-    assert rig_answer.answer == REPRODUCES and rig_answer.n_pairs == 4
+    assert rig_answer.status == REPRODUCES and rig_answer.n_pairs == 4
     assert rig_answer.effect_pct == verdict.ab_effect_pct
 
 
