@@ -133,6 +133,8 @@ def _how(verdict: Verdict, n_pairs: int) -> str:
             how = f"A/B, {verdict.ab_n_pairs} run-level pairs (ABBA: two servers did not fit in the rig's memory)"
         if verdict.ab_contention == ContentionCall.UNEVEN:
             how += "; A and B ran under different contention"
+        if verdict.confirmation == Confirmation.AB_FOUND:
+            how += f"; found where the nightly run saw no change ({verdict.effect_pct or 0:+.2f}%)"
         return how
     if n_pairs:
         how = f"A/B, {verdict.ab_n_pairs or n_pairs} interleaved pairs (ABBA)"

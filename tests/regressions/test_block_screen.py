@@ -107,6 +107,7 @@ def test_slower_blocks_find_the_regression_the_first_run_missed_which_then_stand
     (rig_answer,) = regression_report(verdict_id=verdict.pk).answers
     assert rig_answer.status == REPRODUCES and rig_answer.n_pairs == 4
     assert rig_answer.effect_pct == verdict.ab_effect_pct
+    assert rig_answer.how.endswith("; found where the nightly run saw no change (+1.00%)")
 
 
 def test_blocks_that_see_no_change_leave_the_step_no_change_said_so_and_nothing_alerted(
