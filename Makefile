@@ -49,6 +49,8 @@ DEMO_RIG := rigboard-dev-vm-demo
 DEMO_RIG_2T := rigboard-dev-vm-2threads-demo
 DEMO_GPU_RIG := lent-h200-demo
 DEMO_RELEASES_RIG := rigboard-dev-vm-releases-demo
+DEMO_SCREEN_RIG := rigboard-dev-vm-b10429-demo
+DEMO_SCREEN_LOADED_RIG := rigboard-dev-vm-b10429-loaded-demo
 DEMO_DATA := leaderboard/results/demo_data
 demo: export DEBUG ?= true
 # Static files as production serves them: collected, compressed, by WhiteNoise
@@ -76,6 +78,12 @@ demo-data:
 	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RELEASES_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
 	  --notes "Rigboard's development VM replaying real llama.cpp releases (benchmarks/replay_releases.sh): each built from its source distribution, benchmarked with Gemma 3 270M at 1 and 2 threads, changes confirmed by A/B pairs" \
 	  $(DEMO_DATA)/nightly/releases-*.json
+	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_SCREEN_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
+	  --notes "Rigboard's development VM replaying b10423 -> b10429 (llama.cpp#27126) on a quiet machine, every step judged by A/B blocks (screen_every_step): the regression at 2 threads confirmed by the blocks" \
+	  $(DEMO_DATA)/nightly/screen-b10423-b10429-quiet.json
+	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_SCREEN_LOADED_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
+	  --notes "The same replay while the test suite ran beside b10423's first runs: the first run at 2 threads saw b10429 as no change (+51%, inside a 152% noise floor), the A/B blocks found the regression" \
+	  $(DEMO_DATA)/nightly/screen-b10423-b10429-loaded.json
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_GPU_RIG) --cpu "16 cores (a lent NVIDIA H200 machine)" \
 	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only: random weights answer nothing right)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json

@@ -59,7 +59,21 @@ releases = Subscription.objects.get(rig__name="rigboard-dev-vm-releases-demo")
 release_pages = [client.get(f"/regressions/{releases.pk}/{r.pk}/").text for r in releases.reference_configs.all()]
 release_builds = releases.builds.order_by("created_at")
 release_matrix = client.get(matrix_url(releases.repo_url, releases.branch)).text
+# b10423 -> b10429 replayed with every step judged by A/B blocks, quiet and beside the test suite.
+screens = {}
+for name in ("rigboard-dev-vm-b10429-demo", "rigboard-dev-vm-b10429-loaded-demo"):
+    screen = Subscription.objects.get(rig__name=name)
+    caught = Verdict.objects.get(build__subscription=screen, kind="regression")
+    screens[name] = {
+        "sub": [screen.follows, screen.confirm_mode, screen.screen_every_step],
+        "verdicts": sorted([v.build.commit, v.reference_config.name, v.kind, v.confirmation]
+                           for v in Verdict.objects.filter(build__subscription=screen).select_related("build",
+                                                                                                      "reference_config")),
+        "caught": [caught.build.commit, caught.effect_pct, caught.ab_effect_pct, caught.ab_ci_high_pct],
+        "report": client.get(f"/regressions/report/{caught.pk}/").text,
+    }
 print(json.dumps({
+    "screens": screens,
     "releases": {
         "follows": [releases.follows, releases.release_source, releases.confirm_mode, releases.is_active],
         "builds": [[b.commit, b.status, [[v.reference_config.name, v.kind, v.confirmation] for v in
@@ -118,6 +132,7 @@ def _recorded() -> dict:
         "timeline": json.loads(timeline_file.read_text()),
         "second": json.loads(second_file.read_text()),
         "releases": [json.loads(p.read_text()) for p in sorted((DEMO_DATA / "nightly").glob("releases-*.json"))],
+        "screens": {p.stem: json.loads(p.read_text()) for p in (DEMO_DATA / "nightly").glob("screen-*.json")},
         "run_files": len(list((DEMO_DATA / "runs").glob("*.json"))),
         "llama_bench_rows": sum(len(json.loads(p.read_text())) for p in (DEMO_DATA / "llama-bench").glob("*.json")),
     }
@@ -236,6 +251,25 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
         assert all(f"https://github.com/ggml-org/llama.cpp/releases/tag/{c}" in page for c in commits)
         assert "/tmp/" not in page and "/root/" not in page
     assert all(c in releases["matrix"] for c in commits)
+    # b10423 -> b10429 (llama.cpp#27126) with every step judged by A/B blocks, judged again here to
+    # the recorded verdicts: quiet, the first run caught the 2-thread regression and the blocks
+    # confirmed it; beside the test suite, the first run saw no change and the blocks found it.
+    for rig, stem, first_word, how in [
+        ("rigboard-dev-vm-b10429-demo", "screen-b10423-b10429-quiet", "ab_confirmed", "interleaved blocks (both"),
+        ("rigboard-dev-vm-b10429-loaded-demo", "screen-b10423-b10429-loaded", "ab_found",
+         "found where the nightly run saw no change"),
+    ]:  # fmt: skip
+        screen, recording = result["screens"][rig], recorded["screens"][stem]
+        assert screen["sub"] == ["releases", "blocks", True]
+        assert screen["verdicts"] == sorted(
+            [night["commit"], v["reference_config"], v["kind"], v["confirmation"]]
+            for night in recording["builds"]
+            for v in night["verdicts_recorded"]
+        )
+        assert ["b10429", "Gemma 3 270M decode, 2 threads", "regression", first_word] in screen["verdicts"]
+        commit, _, ab_effect, ab_ci_high = screen["caught"]
+        assert commit == "b10429" and ab_effect < -3.0 and ab_ci_high < 0
+        assert how in screen["report"] and f"{ab_effect:+.1f}" in screen["report"]
     # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the
     # confirmation, each a stored run.
     gpu = result["gpu_campaign"]

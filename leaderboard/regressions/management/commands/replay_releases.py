@@ -33,6 +33,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.models import (
     BuildRecord,
+    Confirmation,
     ConfirmMode,
     Follows,
     ReferenceConfig,
@@ -165,7 +166,10 @@ class Command(BaseCommand):
             return f"b{release}: no build"
         verdicts = ", ".join(
             f"{v.reference_config.name}: {v.get_kind_display()}"
-            + (f" {v.effect_pct:+.1f}%" if v.effect_pct is not None else "")
+            + (f" {v.effect_shown_pct:+.1f}%" if v.effect_shown_pct is not None else "")
+            + (f" ({v.get_confirmation_display().lower()})" if v.confirmation else "")
+            + (f"; first run {v.effect_pct:+.1f}%" if v.confirmation == Confirmation.AB_FOUND else "")
+            + (f"; A/B {v.ab_effect_pct:+.1f}% (n {v.ab_n_pairs})" if v.ab_effect_pct is not None else "")
             for v in build.verdicts.select_related("reference_config")
         )
         times = [f"build {build.build_time_s:.0f} s" if build.build_time_s is not None else "build —"]
