@@ -31,18 +31,12 @@ from leaderboard.regressions.words import REPRODUCES, verdict_words
 from tests.fixtures.celery_worker import queued_messages
 from tests.fixtures.regressions import WebhookReceiver
 from tests.regressions.test_aa_checks import _block
-from tests.regressions.test_verdict_blocks import _blocks_report, _report
+from tests.regressions.test_verdict_blocks import BASE, _blocks_report, _locmem_email, _report  # noqa: F401
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BASE = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 100.3]
 # The first run of the next release: 1% faster, within the 3% threshold, so "no change".
 NEXT = [v * 1.01 for v in BASE]
-
-
-@pytest.fixture(autouse=True)
-def _locmem_email(settings: Any) -> None:
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 
 def _step_judged(
