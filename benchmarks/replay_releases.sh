@@ -28,6 +28,8 @@
 #   REPLAY_RIG           default rigboard-dev-vm-replay
 #   REPLAY_PORT          default 8791 (the service's runserver)
 #   RIGBOARD_BUILD_CACHE_DIR  default ~/.cache/rigboard/builds
+#   REPLAY_SCREEN        default 1: every step judged by A/B blocks; 0 blocks only for a
+#                        step the first run calls a change (~4 min a release instead of ~12)
 set -euo pipefail
 
 LAST=${1:?usage: $0 LAST [COUNT]}
@@ -39,6 +41,7 @@ DB_URL=${REPLAY_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/rigboard_replay
 REDIS_URL=${REPLAY_REDIS_URL:-redis://127.0.0.1:6379/9}
 RIG=${REPLAY_RIG:-rigboard-dev-vm-replay}
 PORT=${REPLAY_PORT:-8791}
+if [ "${REPLAY_SCREEN:-1}" = 0 ]; then SCREEN=--no-screen-every-step; else SCREEN=--screen-every-step; fi
 CACHE=${RIGBOARD_BUILD_CACHE_DIR:-$HOME/.cache/rigboard/builds}
 # The portable flags (a native build dies with "Illegal instruction" on another CPU).
 FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
@@ -97,7 +100,7 @@ env -u DJANGO_SETTINGS_MODULE RIGBOARD_BROKER_URL="$REDIS_URL" RIGBOARD_URL="htt
 
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 "$PY" manage.py replay_releases --rig "$RIG" --last "$LAST" --count "$COUNT" --source sdist --flags "$FLAGS" \
-  --jobs "$CORES" --reference "$OUT/reference.json" --json "$OUT/replay.json" --poll-s 15 \
+  --jobs "$CORES" --reference "$OUT/reference.json" --json "$OUT/replay.json" --poll-s 15 $SCREEN \
   --label "recorded $(date -u +%F) on $RIG ($CORES cores), load average at start $LOAD" \
   | tee -a "$OUT/replay.log"
 
