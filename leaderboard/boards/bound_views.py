@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -19,14 +19,14 @@ from leaderboard.boards.bound_text import share_outlier_note
 from leaderboard.results.hardware.catalog import gpu_rows, gpu_spec
 from leaderboard.results.hardware.estimate import Estimate, estimate
 from leaderboard.results.hardware.gauge import GaugeFacts
-from leaderboard.results.hardware.runs import NOT_SPECULATIVE, RunBound, RunFacts, run_bound
+from leaderboard.results.hardware.runs import RunBound, RunFacts, run_bound
 from leaderboard.results.hardware.selectors import (
     bounds_for_ids,
     observation_estimate,
     peer_estimate,
 )
 from leaderboard.results.hardware.stored import stored_gauges, stored_observations, stored_observations_of
-from leaderboard.results.models import Engine, ModelFile, Rig, Run, RunStatus
+from leaderboard.results.models import Engine, ModelFile, Rig, Run, RunBoundShare, RunStatus
 from leaderboard.results.selectors import model_files_visible_to
 from runners.bandwidth.weights import ModelFacts
 
@@ -87,12 +87,11 @@ def stored_share_summaries(runs: QuerySet[Run], *, latest: int = SHARES_LATEST) 
     runs), and whether ``runs`` held more than that. tests/boards/test_bound_sort.py
     holds it equal to the plain path."""
     ids = list(runs.order_by("-created_at", "-pk").values_list("pk", flat=True)[: latest + 1])
-    spec_none = Q(configuration__speculative_type__in=NOT_SPECULATIVE) | Q(configuration__speculative_type__isnull=True)
+    # The share rows alone, by key: their engine and speculation are stored beside the share.
     rows = (
-        Run.objects.filter(pk__in=ids[:latest])
-        .filter(spec_none, bound_share__decode_share__isnull=False)
+        RunBoundShare.objects.filter(run_id__in=ids[:latest], speculative=False, decode_share__isnull=False)
         .order_by()
-        .values_list("stack__engine", "bound_share__decode_share")
+        .values_list("engine", "decode_share")
     )
     return summaries_of((label, share) for label, share in rows if share is not None), len(ids) > latest
 

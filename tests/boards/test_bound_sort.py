@@ -212,3 +212,46 @@ def test_a_rig_pages_outlier_notes_from_stored_shares_equal_the_computed_ones(bo
     assert rig_outliers(ids)["bound_outliers"] == computed
     RunBoundShare.objects.filter(run_id=ids[0]).update(digest="older", bound_tokens_per_s=1.0)
     assert rig_outliers(ids)["bound_outliers"] == computed
+
+
+def _gpu_page_runs(board_run) -> None:
+    for i in range(3):
+        board_run(rig=f"e-{i}", gpus=[("RTX 3090", 1)], tps=[300.0 + 50 * i], run=GGUF, **DENSE)
+    board_run(rig="e-vllm", gpus=[("RTX 3090", 2)], engine="vllm", tps=[500.0], run=GGUF, **DENSE)
+    board_run(rig="e-spec", gpus=[("RTX 3090", 1)], tps=[400.0], run=GGUF, **{**DENSE, "spec": "mtp"})
+
+
+def test_a_stored_share_carries_its_runs_engine_and_speculation(board_run) -> None:
+    _gpu_page_runs(board_run)
+    stored = {row.run_id: (row.engine, row.speculative) for row in RunBoundShare.objects.all()}
+    computed = {pk: (rb.facts.engine, rb.facts.speculative) for pk, rb in bounds_for_ids(stored).items()}
+    assert stored == computed
+    assert sorted(stored.values()) == [("llama.cpp", False)] * 3 + [("llama.cpp", True), ("vllm", False)]
+
+
+def test_the_migration_fills_the_engine_and_speculation_of_older_shares(board_run) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    _gpu_page_runs(board_run)
+    expected = {row.run_id: (row.engine, row.speculative) for row in RunBoundShare.objects.all()}
+    RunBoundShare.objects.update(engine="", speculative=False)  # as migration 0017 found them
+    importlib.import_module("leaderboard.results.migrations.0017_run_bound_share_engine").fill(apps, None)
+    assert {row.run_id: (row.engine, row.speculative) for row in RunBoundShare.objects.all()} == expected
+
+
+def test_a_gpu_pages_shares_are_read_from_the_share_table_alone(board_run) -> None:
+    """The shares query joins nothing (issue 40): it joined 5,000 runs to their
+    configuration, stack and share, ~67 ms at 200k runs."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.boards.bound_views import stored_share_summaries
+
+    _gpu_page_runs(board_run)
+    with CaptureQueriesContext(connection) as queries:
+        summaries, capped = stored_share_summaries(Run.objects.filter(rig__gpus__model="RTX 3090").distinct())
+    assert [(s.label, s.n) for s in summaries] == [("llama.cpp", 3), ("vllm", 1)] and not capped
+    shares_sql = queries.captured_queries[-1]["sql"]
+    assert "runboundshare" in shares_sql.lower() and " JOIN " not in shares_sql.upper(), shares_sql

@@ -22,6 +22,7 @@ from leaderboard.results.hardware.selectors import POOL_LIMIT, bounds_for_ids, o
 from leaderboard.results.models import Run, RunBoundShare, RunStatus
 
 BATCH_RUNS = 2000
+UPDATED_FIELDS = ["decode_share", "bound_tokens_per_s", "gpu_family", "bound_title", "engine", "speculative", "digest"]
 _HERE = Path(__file__).resolve().parent
 _BANDWIDTH = _HERE.parents[2] / "runners" / "bandwidth"
 # What a share is computed from besides the run and its rig: the catalog and the method.
@@ -65,6 +66,8 @@ def store_bound_shares(run_ids: Iterable[int]) -> int:
                 bound_tokens_per_s=rb.bound.tokens_per_s if rb.bound is not None else None,
                 gpu_family=rb.gpu_family[:40],
                 bound_title=bound_title(rb),
+                engine=rb.facts.engine,
+                speculative=rb.facts.speculative,
                 digest=digest,
             )
             for pk, rb in bounds.items()
@@ -73,7 +76,7 @@ def store_bound_shares(run_ids: Iterable[int]) -> int:
             rows,
             update_conflicts=True,
             unique_fields=["run"],
-            update_fields=["decode_share", "bound_tokens_per_s", "gpu_family", "bound_title", "digest"],
+            update_fields=UPDATED_FIELDS,
         )
         stored += len(rows)
     return stored
