@@ -72,8 +72,22 @@ for name in ("rigboard-dev-vm-b10429-demo", "rigboard-dev-vm-b10429-loaded-demo"
         "caught": [caught.build.commit, caught.effect_pct, caught.ab_effect_pct, caught.ab_ci_high_pct],
         "report": client.get(f"/regressions/report/{caught.pk}/").text,
     }
+# 30 consecutive releases, b10280 -> b10568, each step judged by its first run only (REPLAY_SCREEN=0).
+window = Subscription.objects.get(rig__name="rigboard-dev-vm-b10568-window-demo")
+two = window.reference_configs.get(name="Gemma 3 270M decode, 2 threads")
+missed = Verdict.objects.get(build__subscription=window, build__commit="b10429", reference_config=two)
 print(json.dumps({
     "screens": screens,
+    "window": {
+        "sub": [window.follows, window.confirm_mode, window.screen_every_step],
+        "commits": list(window.builds.order_by("created_at").values_list("commit", flat=True)),
+        "verdicts": sorted([v.build.commit, v.reference_config.name, v.kind, v.confirmation]
+                           for v in Verdict.objects.filter(build__subscription=window).select_related("build",
+                                                                                                      "reference_config")),
+        "missed": [missed.kind, missed.effect_pct, missed.noise_floor_pct],
+        "page": client.get(f"/regressions/{window.pk}/{two.pk}/").text,
+        "notes": window.rig.notes,
+    },
     "releases": {
         "follows": [releases.follows, releases.release_source, releases.confirm_mode, releases.is_active],
         "builds": [[b.commit, b.status, [[v.reference_config.name, v.kind, v.confirmation] for v in
@@ -133,6 +147,7 @@ def _recorded() -> dict:
         "second": json.loads(second_file.read_text()),
         "releases": [json.loads(p.read_text()) for p in sorted((DEMO_DATA / "nightly").glob("releases-*.json"))],
         "screens": {p.stem: json.loads(p.read_text()) for p in (DEMO_DATA / "nightly").glob("screen-*.json")},
+        "window": json.loads((DEMO_DATA / "nightly" / "window-b10280-b10568.json").read_text()),
         "run_files": len(list((DEMO_DATA / "runs").glob("*.json"))),
         "llama_bench_rows": sum(len(json.loads(p.read_text())) for p in (DEMO_DATA / "llama-bench").glob("*.json")),
     }
@@ -270,6 +285,25 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
         commit, _, ab_effect, ab_ci_high = screen["caught"]
         assert commit == "b10429" and ab_effect < -3.0 and ab_ci_high < 0
         assert how in screen["report"] and f"{ab_effect:+.1f}" in screen["report"]
+    # 30 consecutive releases (benchmarks/README.md, 2026-11-28), each step judged by its first
+    # run only: judged again here to the recorded verdicts, it calls nothing, and shows the
+    # 2-thread regression of b10429 (llama.cpp#27126) as "no change", inside its noise floor.
+    # What the demo shows is what the screen missed, and its rig says so.
+    window, recording = result["window"], recorded["window"]
+    assert window["sub"] == ["releases", "blocks", False]
+    assert window["commits"] == [night["commit"] for night in recording["builds"]]
+    assert len(window["commits"]) == 30 and window["commits"][0] == "b10280" and window["commits"][-1] == "b10568"
+    assert window["verdicts"] == sorted(
+        [night["commit"], v["reference_config"], v["kind"], v["confirmation"]]
+        for night in recording["builds"]
+        for v in night["verdicts_recorded"]
+    )
+    assert not [v for v in window["verdicts"] if v[2] != "none"]
+    kind, effect, floor = window["missed"]
+    assert kind == "none" and effect < -20 and floor > abs(effect)
+    assert ["b10326", "Gemma 3 270M decode, 1 thread", "none", "ab_refuted"] in window["verdicts"]
+    assert "b10429" in window["page"] and "b10448" in window["page"]
+    assert "missed b10429" in window["notes"] and "llama.cpp#27126" in window["notes"]
     # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the
     # confirmation, each a stored run.
     gpu = result["gpu_campaign"]
