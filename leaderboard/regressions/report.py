@@ -43,7 +43,7 @@ from leaderboard.regressions.reproduce import Reproduce, public_repo, reproduce_
 from leaderboard.regressions.selectors_aa import AA_OVER_LEVEL, RigAaSummary, rigs_aa_summaries
 from leaderboard.regressions.states import BENCHMARKED_PHASES
 from leaderboard.regressions.verdict import noise_words, spread_loaded
-from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, verdict_words
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE, PENDING, REPRODUCES, WITHIN_NOISE, verdict_words
 from leaderboard.results.models import Rig
 from runners.ab_design import AbDesign, Side
 from runners.builds.releases import release_number, release_url
@@ -93,7 +93,7 @@ class RigAnswer:
     backend: str
     hardware: str
     reference_config: str
-    status: str  # words.py's answer (reproduces, does not reproduce, pending), or "no result"
+    status: str  # words.py's answer (reproduces, does not reproduce, within the noise floor, pending) or "no result"
     baseline: SideFigures
     candidate: SideFigures
     effect_pct: float | None
@@ -207,15 +207,61 @@ def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigA
     )
 
 
+def rig_standing(answers: Sequence[RigAnswer]) -> str:
+    """Return one rig's answer over its references: it reproduces if any of them does;
+    else pending, else within its noise floor, else does not reproduce; "no result"
+    when none of them gave one."""
+    statuses = {a.status for a in answers}
+    for status in (REPRODUCES, PENDING, WITHIN_NOISE, DOES_NOT_REPRODUCE):
+        if status in statuses:
+            return status
+    return NO_RESULT
+
+
+def rigs_by_standing(answers: Sequence[RigAnswer]) -> dict[str, list[str]]:
+    """Return the rigs of ``answers`` by their standing (``rig_standing``), each rig once, in order."""
+    by_rig: dict[str, list[RigAnswer]] = {}
+    for a in answers:
+        by_rig.setdefault(a.rig, []).append(a)
+    found: dict[str, list[str]] = {}
+    for rig, mine in by_rig.items():
+        found.setdefault(rig_standing(mine), []).append(rig)
+    return found
+
+
+def _count_line(label: str, answers: Sequence[RigAnswer]) -> str:
+    """Return "<label>: reproduces on Y of N rigs", N the rigs that answered yes or no,
+    and the others named by count (pending, within their noise floor, no result)."""
+    standing = rigs_by_standing(answers)
+    yes, no = len(standing.get(REPRODUCES, [])), len(standing.get(DOES_NOT_REPRODUCE, []))
+    settled = yes + no
+    line = f"{label}: reproduces on {yes} of {settled} rig{'s' if settled != 1 else ''}"
+    others = [
+        f"{len(standing[status])} {words}"
+        for status, words in (
+            (PENDING, "pending"),
+            (WITHIN_NOISE, "within the rig's noise floor, not shown either way"),
+            (NO_RESULT, "without a result"),
+        )
+        if standing.get(status)
+    ]
+    return line + (f" ({'; '.join(others)})" if others else "")
+
+
 def _summary(answers: Sequence[RigAnswer]) -> list[str]:
+    """Return one line per backend; a backend whose rigs answered on several references
+    says each reference's count after the rigs' (a rig reproduces if any of its
+    references does): a rig that is slower at 2 threads and not at 1 is one rig that
+    reproduces, and the reference says where."""
     lines = []
     for backend in sorted({a.backend for a in answers}):
-        rigs = {a.rig: a.status for a in answers if a.backend == backend}
-        settled = [s for s in rigs.values() if s in (REPRODUCES, DOES_NOT_REPRODUCE)]
-        yes = sum(1 for s in settled if s == REPRODUCES)
-        pending = len(rigs) - len(settled)
-        line = f"{backend}: reproduces on {yes} of {len(settled)} rig{'s' if len(settled) != 1 else ''}"
-        lines.append(line + (f" ({pending} pending)" if pending else ""))
+        mine = [a for a in answers if a.backend == backend]
+        line = _count_line(backend, mine)
+        references = list(dict.fromkeys(a.reference_config for a in mine if a.reference_config))
+        if len(references) > 1:
+            per_reference = [_count_line(ref, [a for a in mine if a.reference_config == ref]) for ref in references]
+            line += "; by reference: " + "; ".join(per_reference)
+        lines.append(line)
     return lines
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import reverse
 
-from leaderboard.regressions.report import Report, RigAnswer
-from leaderboard.regressions.words import DOES_NOT_REPRODUCE
+from leaderboard.regressions.report import Report, RigAnswer, rigs_by_standing
+from leaderboard.regressions.words import DOES_NOT_REPRODUCE, WITHIN_NOISE
 
 
 def report_url(verdict_id: int) -> str:
@@ -77,9 +77,15 @@ def report_markdown(report: Report) -> str:
     lines += [f"**Range**: {rng}" + (f" ({report.compare_url})" if report.compare_url else ""), ""]
     lines += ["**Where it reproduces** (grouped by backend):", ""]
     lines += [f"- {line}" for line in report.summary] + [""]
-    not_here = [a.rig for a in report.answers if a.status == DOES_NOT_REPRODUCE]
-    if not_here:
-        lines += [f"Does not reproduce on: {', '.join(not_here)}.", ""]
+    standing = rigs_by_standing(report.answers)
+    if standing.get(DOES_NOT_REPRODUCE):
+        lines += [f"Does not reproduce on: {', '.join(standing[DOES_NOT_REPRODUCE])}.", ""]
+    if standing.get(WITHIN_NOISE):
+        lines += [
+            f"Within the rig's noise floor on: {', '.join(standing[WITHIN_NOISE])} (a slowdown its first run "
+            "measured, but no larger than that rig's run-to-run noise, and no A/B asked: not shown either way).",
+            "",
+        ]
     lines += [
         f"{v.metric} per rig, baseline `{report.commit_from[:10]}` (A) against candidate `{report.commit_to[:10]}` "
         "(B). With A/B blocks, n counts blocks and each figure is a block's mean for that build; with A/B pairs, "
@@ -91,7 +97,7 @@ def report_markdown(report: Report) -> str:
         *(_row(a) for a in report.answers),
         "",
     ]
-    loaded = [a.rig for a in report.answers if a.loaded]
+    loaded = list(dict.fromkeys(a.rig for a in report.answers if a.loaded))
     if loaded:
         lines += [f"Recorded under load on {', '.join(loaded)}: those figures are not the rig's speed.", ""]
     r = report.reproduce

@@ -19,6 +19,11 @@ _RERUN = (Confirmation.CONFIRMED, Confirmation.REFUTED, Confirmation.UNCHECKED)
 REPRODUCES = "reproduces"
 DOES_NOT_REPRODUCE = "does not reproduce"
 PENDING = "pending"
+# A slowdown the first run measured (significant, past the threshold) but inside the rig's
+# noise floor, with no A/B asked: the rule called no change, and the data show neither
+# that it reproduces nor that it does not (the 30-release replay: b10429 at -23.9%, inside
+# a 27.4% floor). "Does not reproduce" would tell upstream what was never shown.
+WITHIN_NOISE = "not shown: within the rig's noise floor"
 
 
 @dataclass(frozen=True)
@@ -118,10 +123,22 @@ def _cell(verdict: Verdict, standing: str) -> tuple[str, str, str]:
     return str(verdict.kind), str(verdict.kind), standing
 
 
+def _masked_by_noise(verdict: Verdict) -> bool:
+    """True if the first run alone judged a slowdown past the threshold and significant
+    no change because it lay inside the noise floor (verdict.judge's third reason)."""
+    effect, p_value = verdict.effect_pct, verdict.p_value
+    if verdict.kind != VerdictKind.NONE or verdict.confirmation in _AB or effect is None or p_value is None:
+        return False
+    slower = effect < 0  # decode t/s: higher is better
+    return slower and p_value < verdict.alpha and abs(effect) > verdict.threshold_pct and verdict.noise.contains(effect)
+
+
 def _answer(verdict: Verdict) -> str:
     if verdict.confirmation == Confirmation.PENDING:
         return PENDING
-    return REPRODUCES if verdict.kind == VerdictKind.REGRESSION and verdict.stands else DOES_NOT_REPRODUCE
+    if verdict.kind == VerdictKind.REGRESSION and verdict.stands:
+        return REPRODUCES
+    return WITHIN_NOISE if _masked_by_noise(verdict) else DOES_NOT_REPRODUCE
 
 
 def _how(verdict: Verdict, n_pairs: int) -> str:
