@@ -150,12 +150,21 @@ def main() -> int:
     )
     parser.add_argument("--profile", type=Path, help="write each page's cProfile here and print its top functions")
     parser.add_argument("--pages", nargs="*", help="only the pages whose name contains one of these texts")
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="leave the start-up heap to the garbage collector (wsgi.py freezes it: leaderboard/core/heap.py)",
+    )
     args = parser.parse_args()
     before = json.loads(args.compare.read_text(encoding="utf-8")) if args.compare else None
 
     import django
 
     django.setup()
+    from leaderboard.core.heap import freeze_startup_heap
+
+    # As served (leaderboard/wsgi.py): the start-up heap out of the full collections.
+    frozen = 0 if args.no_freeze else freeze_startup_heap()
     from django.core.cache import cache
     from django.db import connection, reset_queries
     from django.test import Client
@@ -168,6 +177,7 @@ def main() -> int:
     load_before = os.getloadavg()[0]
     print(f"load average (1 min) before: {load_before:.1f} on {os.cpu_count()} CPUs ({cpu_model()})")
     print("each request cold (nothing kept between requests)" if args.cold else "requests warm (kept values reused)")
+    print(f"start-up heap frozen: {frozen:,} objects (core/heap.py)" if frozen else "start-up heap not frozen")
     header = (
         f"{'page':40} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'cpu p50':>7} {'sql p50':>7} {'cpu/sql':>7} "
         f"{'queries':>7}"
@@ -239,6 +249,7 @@ def main() -> int:
             "cpu_model": cpu_model(),
             "iterations": args.iterations,
             "cold": args.cold,
+            "frozen_objects": frozen,
             "load_before": load_before,
             "load_after": load_after,
             "pages": figures,
