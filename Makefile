@@ -52,6 +52,7 @@ DEMO_RELEASES_RIG := rigboard-dev-vm-releases-demo
 DEMO_SCREEN_RIG := rigboard-dev-vm-b10429-demo
 DEMO_SCREEN_LOADED_RIG := rigboard-dev-vm-b10429-loaded-demo
 DEMO_WINDOW_RIG := rigboard-dev-vm-b10568-window-demo
+DEMO_FIX_RIG := rigboard-dev-vm-b10448-demo
 DEMO_DATA := leaderboard/results/demo_data
 demo: export DEBUG ?= true
 # Static files as production serves them: collected, compressed, by WhiteNoise
@@ -88,6 +89,9 @@ demo-data:
 	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_WINDOW_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
 	  --notes "Rigboard's development VM replaying 30 consecutive releases, b10280 -> b10568, quiet, steps judged by the first run only (REPLAY_SCREEN=0, no A/B blocks unless it calls a change): it called none, and missed b10429's 2-thread regression (llama.cpp#27126, inside a 27% noise floor) and its fix in b10448 (benchmarks/README.md, 2026-11-28)" \
 	  $(DEMO_DATA)/nightly/window-b10280-b10568.json
+	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_FIX_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
+	  --notes "Rigboard's development VM replaying b10441 -> b10448 (the fix of llama.cpp#27126: llama-server decodes on its own thread again) on a quiet machine, every step judged by A/B blocks: the first run's +30% at 2 threads lay inside its noise floor, the blocks found the improvement" \
+	  $(DEMO_DATA)/nightly/screen-b10441-b10448-quiet.json
 	$(BIN)/python manage.py import_runs --create-rig --rig $(DEMO_GPU_RIG) --cpu "16 cores (a lent NVIDIA H200 machine)" \
 	  --notes "A lent H200, 2026-11-23: a campaign over n_gpu_layers on a random-weight 1.1B f16 model (speed and power only: random weights answer nothing right)" \
 	  $(DEMO_DATA)/gpu/h200-confirmation-run.json

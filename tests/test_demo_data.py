@@ -7,6 +7,7 @@ and a nightly timeline, each as recorded in leaderboard/results/demo_data/."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,9 @@ for name in ("rigboard-dev-vm-b10429-demo", "rigboard-dev-vm-b10429-loaded-demo"
 window = Subscription.objects.get(rig__name="rigboard-dev-vm-b10568-window-demo")
 two = window.reference_configs.get(name="Gemma 3 270M decode, 2 threads")
 missed = Verdict.objects.get(build__subscription=window, build__commit="b10429", reference_config=two)
+# b10441 -> b10448 (the fix) replayed with every step judged by A/B blocks.
+fix = Subscription.objects.get(rig__name="rigboard-dev-vm-b10448-demo")
+found = Verdict.objects.get(build__subscription=fix, build__commit="b10448", reference_config__name=two.name)
 print(json.dumps({
     "screens": screens,
     "window": {
@@ -87,6 +91,15 @@ print(json.dumps({
         "missed": [missed.kind, missed.effect_pct, missed.noise_floor_pct],
         "page": client.get(f"/regressions/{window.pk}/{two.pk}/").text,
         "notes": window.rig.notes,
+    },
+    "fix": {
+        "sub": [fix.follows, fix.confirm_mode, fix.screen_every_step],
+        "verdicts": sorted([v.build.commit, v.reference_config.name, v.kind, v.confirmation]
+                           for v in Verdict.objects.filter(build__subscription=fix).select_related("build",
+                                                                                                   "reference_config")),
+        "found": [found.kind, found.confirmation, found.effect_pct, found.noise_floor_pct, found.ab_effect_pct,
+                  found.ab_ci_low_pct],
+        "page": client.get(f"/regressions/{fix.pk}/{found.reference_config_id}/").text,
     },
     "releases": {
         "follows": [releases.follows, releases.release_source, releases.confirm_mode, releases.is_active],
@@ -304,6 +317,21 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     assert ["b10326", "Gemma 3 270M decode, 1 thread", "none", "ab_refuted"] in window["verdicts"]
     assert "b10429" in window["page"] and "b10448" in window["page"]
     assert "missed b10429" in window["notes"] and "llama.cpp#27126" in window["notes"]
+    # b10441 -> b10448, the fix, with every step judged by A/B blocks, judged again here to the
+    # recorded verdicts: the first run's gain at 2 threads was inside its noise floor, and the
+    # blocks found it (the 30 releases above, screened by the first run alone, missed it).
+    fix, recording = result["fix"], recorded["screens"]["screen-b10441-b10448-quiet"]
+    assert fix["sub"] == ["releases", "blocks", True]
+    assert fix["verdicts"] == sorted(
+        [night["commit"], v["reference_config"], v["kind"], v["confirmation"]]
+        for night in recording["builds"]
+        for v in night["verdicts_recorded"]
+    )
+    kind, confirmation, first_run, floor, ab_effect, ab_ci_low = fix["found"]
+    assert (kind, confirmation) == ("improvement", "ab_found")
+    assert first_run > 10 and floor is not None and 100 * math.log1p(first_run / 100) <= floor  # inside it
+    assert ab_effect > 10 and ab_ci_low > 0
+    assert "b10448" in fix["page"] and f"{ab_effect:+.1f}" in fix["page"]
     # The campaign measured on a lent H200 (benchmarks/README.md): 8 search trials and the
     # confirmation, each a stored run.
     gpu = result["gpu_campaign"]
