@@ -4,7 +4,9 @@ prints what it made and how long it took, not a test.
 Default scale: 100k finished runs with 10 repetitions each (1M samples) and a
 7-depth context sweep on one run in five (~140k sweep points), over 200 rigs,
 60 model files, 24 stacks and 400 configurations. Catalog rows go in through
-the ORM; runs, samples and sweep points through COPY.
+the ORM; runs, samples and sweep points through COPY, in chunks of run ids spread
+over worker processes with the big tables' secondary indexes built after the load
+(``site_load.py``); then each run's bound share (``refresh_bounds --workers``).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/rb_bench python benchmarks/site_generate.py [--runs 100000]
 
@@ -32,6 +34,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 # As before DEBUG defaulted to off (issue 11): the development settings these were measured with.
 os.environ.setdefault("DEBUG", "true")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/rb_bench")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import site_load  # noqa: E402
 
 GPUS = [  # model, VRAM GB, relative decode speed
     ("RTX 3070", 8, 0.35),
@@ -186,8 +190,8 @@ def _copy(cur: Any, table: str, columns: list[str], rows: list[tuple]) -> None:
 class RunFactory:
     """Makes one run's rows (run, samples, sweep points) from the seeded generator."""
 
-    def __init__(self, rng: random.Random, catalog: dict[str, Any], *, reps: int, sweep_share: float) -> None:
-        self.rng = rng
+    def __init__(self, catalog: dict[str, Any], *, reps: int, sweep_share: float) -> None:
+        self.rng = random.Random(0)  # each chunk sets its own (chunk_loader)
         self.catalog = catalog
         self.reps = reps
         self.sweep_share = sweep_share
@@ -260,26 +264,35 @@ class RunFactory:
         return run_row, samples, sweep
 
 
-def generate(factory: RunFactory, *, runs: int, batch: int = 5_000) -> dict[str, int]:
-    """COPY ``runs`` runs in batches (runs, then their samples, then sweep points); return the counts."""
-    from django.db import connection
+CHUNK_RUNS = 10_000  # runs a worker makes and copies in one transaction
 
-    counts = {"runs": 0, "samples": 0, "sweep_points": 0}
-    with connection.cursor() as cursor:
-        cur = cursor.connection.cursor()
-        for first in range(1, runs + 1, batch):
-            made = [factory.make(run_id) for run_id in range(first, min(runs, first + batch - 1) + 1)]
-            run_rows = [m[0] for m in made]
-            sample_rows = [row for m in made for row in m[1]]
-            sweep_rows = [row for m in made for row in m[2]]
+
+def chunk_rows(factory: RunFactory, chunk: int, *, runs: int, seed: int) -> tuple[list[tuple], ...]:
+    """Return chunk k's run, sample and sweep rows (runs k·CHUNK_RUNS+1 …), drawn from the
+    chunk's own seed: the same whichever chunks this process made before."""
+    first = chunk * CHUNK_RUNS + 1
+    factory.rng = random.Random(f"{seed}/{chunk}")
+    made = [factory.make(run_id) for run_id in range(first, min(runs, first + CHUNK_RUNS - 1) + 1)]
+    return [m[0] for m in made], [row for m in made for row in m[1]], [row for m in made for row in m[2]]
+
+
+def chunk_loader(factory: RunFactory, *, runs: int, seed: int) -> Any:
+    """Return the job that COPYs chunk k's rows in one transaction of a loading session and
+    returns its counts."""
+
+    def load(chunk: int) -> dict[str, int]:
+        from django.db import connection, transaction
+
+        run_rows, sample_rows, sweep_rows = chunk_rows(factory, chunk, runs=runs, seed=seed)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cur = cursor.connection.cursor()
+            site_load.loading_session(cur)
             _copy(cur, "results_run", RUN_COLUMNS, run_rows)
             _copy(cur, "results_sample", SAMPLE_COLUMNS, sample_rows)
             _copy(cur, "results_sweeppoint", SWEEP_COLUMNS, sweep_rows)
-            counts["runs"] += len(run_rows)
-            counts["samples"] += len(sample_rows)
-            counts["sweep_points"] += len(sweep_rows)
-        cur.execute("SELECT setval(pg_get_serial_sequence('results_run', 'id'), %s)", (max(runs, 1),))
-    return counts
+        return {"runs": len(run_rows), "samples": len(sample_rows), "sweep_points": len(sweep_rows)}
+
+    return load
 
 
 def main() -> int:
@@ -290,6 +303,10 @@ def main() -> int:
     parser.add_argument("--sweep-share", type=float, default=0.2, help="share of runs with a context sweep")
     parser.add_argument("--seed", type=int, default=20261121)
     parser.add_argument("--force", action="store_true", help="allow a database whose name lacks 'bench'")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="loading processes (default: cores)")
+    parser.add_argument(
+        "--no-shares", dest="shares", action="store_false", help="skip storing bound shares (refresh_bounds)"
+    )
     args = parser.parse_args()
 
     setup_django()
@@ -306,20 +323,36 @@ def main() -> int:
         cursor.execute(
             "TRUNCATE results_sample, results_sweeppoint, results_publishedcomparisonrow, results_run, "
             "results_configuration, results_stack, results_modelfile, results_workload, results_riggpu, "
-            "results_rigtoken, results_rig RESTART IDENTITY CASCADE"
+            "results_rigtoken, results_rig, results_runboundshare RESTART IDENTITY CASCADE"
         )
-    rng = random.Random(args.seed)
-    with transaction.atomic():
-        catalog = make_catalog(rng, rigs=args.rigs)
-        factory = RunFactory(rng, catalog, reps=args.reps, sweep_share=args.sweep_share)
-        counts = generate(factory, runs=args.runs)
+    with transaction.atomic():  # committed before the workers start: their runs refer to it
+        catalog = make_catalog(random.Random(args.seed), rigs=args.rigs)
+    factory = RunFactory(catalog, reps=args.reps, sweep_share=args.sweep_share)
+    with connection.cursor() as cursor:
+        indexes = site_load.secondary_indexes(cursor)
+        site_load.drop_indexes(cursor, indexes)
+    chunks = -(-args.runs // CHUNK_RUNS)
+    counts = site_load.run_chunks(
+        chunk_loader(factory, runs=args.runs, seed=args.seed), chunks=chunks, workers=args.workers
+    )
     loaded = time.perf_counter()
     with connection.cursor() as cursor:
+        site_load.build_indexes(cursor, indexes)
+        cursor.execute("SELECT setval(pg_get_serial_sequence('results_run', 'id'), %s)", (max(args.runs, 1),))
+    indexed = time.perf_counter()
+    if args.shares:
+        call_command("refresh_bounds", workers=args.workers)
+    shared = time.perf_counter()
+    with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
+        cursor.execute("SELECT pg_database_size(current_database())")
+        size_gb = cursor.fetchone()[0] / 1e9
     done = time.perf_counter()
     print(f"database {name}: {counts['runs']:,} runs, {counts['samples']:,} samples, "
-          f"{counts['sweep_points']:,} sweep points over {args.rigs} rigs")  # fmt: skip
-    print(f"load {loaded - began:.1f} s, vacuum analyze {done - loaded:.1f} s")
+          f"{counts['sweep_points']:,} sweep points over {args.rigs} rigs, {size_gb:.1f} GB")  # fmt: skip
+    print(f"{args.workers} workers: load {loaded - began:.1f} s, {len(indexes)} indexes {indexed - loaded:.1f} s, "
+          f"shares {shared - indexed:.1f} s, vacuum analyze {done - shared:.1f} s; "
+          f"{done - began:.1f} s in all")  # fmt: skip
     return 0
 
 

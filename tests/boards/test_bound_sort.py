@@ -85,6 +85,35 @@ def test_a_share_of_another_catalog_is_stale_and_refreshed(board_run, capsys) ->
     assert refresh_stale() == 0
 
 
+@pytest.mark.django_db(transaction=True)  # the workers are other processes: they see committed rows only
+def test_workers_store_every_stale_share_and_no_other(board_run, capsys) -> None:
+    runs = [board_run(rig=f"rig-{i}", gpus=[("RTX 3090", 1)], tps=[400.0 + i], run=GGUF, **DENSE) for i in range(5)]
+    fresh = runs[2]
+    RunBoundShare.objects.exclude(run_id=fresh.pk).update(digest="0" * 16, decode_share=0.01)
+    RunBoundShare.objects.filter(run_id=runs[4].pk).delete()
+    untouched = RunBoundShare.objects.get(run_id=fresh.pk).pk
+    call_command("refresh_bounds", workers=2)
+    assert "4 bound shares stored" in capsys.readouterr().out
+    assert list(stale_runs()) == []
+    expected = {pk: rb.share for pk, rb in bounds_for_ids([r.pk for r in runs]).items()}
+    assert {r.pk: stored_share(r.pk) for r in runs} == pytest.approx(expected)
+    assert RunBoundShare.objects.get(run_id=fresh.pk).pk == untouched
+
+
+def test_a_slice_of_ids_refreshes_that_slice_alone(board_run) -> None:
+    runs = [board_run(rig=f"rig-{i}", gpus=[("RTX 3090", 1)], tps=[400.0 + i], run=GGUF, **DENSE) for i in range(3)]
+    RunBoundShare.objects.all().delete()
+    assert refresh_stale(after_id=runs[0].pk, through_id=runs[1].pk) == 1
+    assert list(stale_runs()) == [runs[0].pk, runs[2].pk]
+
+
+def test_workers_and_a_limit_are_refused_together() -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="--limit and --workers"):
+        call_command("refresh_bounds", workers=2, limit=5)
+
+
 def test_the_digest_moves_with_the_catalog(tmp_path, monkeypatch) -> None:
     import leaderboard.results.hardware.stored as stored
 

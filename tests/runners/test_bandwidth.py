@@ -129,3 +129,15 @@ Memory Device
 def test_the_os_memory_records_give_type_and_configured_speed() -> None:
     assert parse_dmidecode(DMIDECODE) == {"modules": 2, "size_gb": 96, "type": "DDR5", "speed_mt_s": 5200}
     assert parse_dmidecode("Memory Device\n\tSize: No Module Installed\n") == {}
+
+
+def test_a_command_line_is_read_as_a_shell_reads_it_and_an_open_quote_word_by_word() -> None:
+    quoted = offload_from(n_gpu_layers=None, command_line="llama-server --alias 'my model' -ngl 0")
+    assert quoted == Offload(cpu_only=True)
+    # An unclosed quote: shlex refuses it, the words are split on blanks (twice: the cache
+    # keeps the answer, not the refusal).
+    for _ in range(2):
+        assert offload_from(n_gpu_layers=None, command_line="llama-server --alias 'mine -ngl 0") == Offload(
+            cpu_only=True
+        )
+    assert offload_from(n_gpu_layers=None, command_line="llama-server -ngl 99").n_gpu_layers == 99

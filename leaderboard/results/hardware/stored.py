@@ -159,25 +159,25 @@ def stored_observations_of(run_ids: Iterable[int]) -> dict[int, Observation]:
     return {pk: row for pk in wanted if (row := found.get(pk)) is not None}
 
 
-def stale_runs(after_id: int = 0) -> QuerySet[Run, int]:
-    """Return the ids past ``after_id`` of the ranked runs (finished, with a decode figure)
-    whose share is missing or was computed by another catalog or method, in id order
-    (an anti-join walked along the primary key: a batch reads about its own rows)."""
+def stale_runs(after_id: int = 0, through_id: int | None = None) -> QuerySet[Run, int]:
+    """Return the ids past ``after_id`` (up to ``through_id`` when given) of the ranked runs
+    (finished, with a decode figure) whose share is missing or was computed by another
+    catalog or method, in id order (an anti-join walked along the primary key: a batch
+    reads about its own rows)."""
     current = RunBoundShare.objects.filter(run=OuterRef("pk"), digest=bound_digest())
-    return (
-        Run.objects.filter(pk__gt=after_id, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
-        .filter(~Exists(current))
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    runs = Run.objects.filter(pk__gt=after_id, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
+    if through_id is not None:
+        runs = runs.filter(pk__lte=through_id)
+    return runs.filter(~Exists(current)).order_by("pk").values_list("pk", flat=True)
 
 
-def refresh_stale(limit: int | None = None) -> int:
-    """Store the share of every stale run (at most ``limit``); return how many were stored."""
-    stored, after_id = 0, 0
+def refresh_stale(limit: int | None = None, *, after_id: int = 0, through_id: int | None = None) -> int:
+    """Store the share of every stale run (at most ``limit``; only ids in ``(after_id,
+    through_id]`` when given, one worker's slice); return how many were stored."""
+    stored = 0
     while limit is None or stored < limit:
         size = BATCH_RUNS if limit is None else min(BATCH_RUNS, limit - stored)
-        chunk = list(stale_runs(after_id)[:size])
+        chunk = list(stale_runs(after_id, through_id)[:size])
         if not chunk:
             break
         stored += store_bound_shares(chunk)
