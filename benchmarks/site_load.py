@@ -12,17 +12,15 @@ developer can wait for):
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-BIG_TABLES = ("results_run", "results_sample", "results_sweeppoint")
+from leaderboard.core.pools import forked_map
 
-# The one chunk job of the pool (set before the fork: a closure cannot be pickled).
-_JOB: Callable[[int], dict[str, int]] | None = None
+BIG_TABLES = ("results_run", "results_sample", "results_sweeppoint")
 
 
 def secondary_indexes(cursor: Any, tables: tuple[str, ...] = BIG_TABLES) -> list[tuple[str, str]]:
@@ -64,31 +62,24 @@ def loading_session(cursor: Any) -> None:
         cursor.execute("SET session_replication_role = replica")
 
 
-def _run_job(chunk: int) -> dict[str, int]:
-    assert _JOB is not None
-    return _JOB(chunk)
-
-
 def run_chunks(job: Callable[[int], dict[str, int]], *, chunks: int, workers: int) -> Counter[str]:
     """Run ``job`` over chunks 0 … chunks-1 in ``workers`` forked processes (each opens its
-    own connection); print progress to stderr; return the summed counts."""
-    global _JOB
+    own connection); print progress to stderr; return the summed counts. Ctrl-C or SIGTERM
+    stops the workers too (``forked_map``)."""
     from django.db import connections
 
-    _JOB = job
     connections.close_all()
     totals: Counter[str] = Counter()
     began = time.perf_counter()
     step = max(1, chunks // 20)
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        for done, counts in enumerate(pool.imap_unordered(_run_job, range(chunks)), start=1):
-            totals.update(counts)
-            if done % step == 0 or done == chunks:
-                elapsed_s = time.perf_counter() - began
-                print(
-                    f"  {done}/{chunks} chunks, {totals['runs']:,} runs in {elapsed_s:.0f} s "
-                    f"({totals['runs'] / elapsed_s:,.0f} runs/s)",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    for done, counts in enumerate(forked_map(job, range(chunks), workers=workers), start=1):
+        totals.update(counts)
+        if done % step == 0 or done == chunks:
+            elapsed_s = time.perf_counter() - began
+            print(
+                f"  {done}/{chunks} chunks, {totals['runs']:,} runs in {elapsed_s:.0f} s "
+                f"({totals['runs'] / elapsed_s:,.0f} runs/s)",
+                file=sys.stderr,
+                flush=True,
+            )
     return totals

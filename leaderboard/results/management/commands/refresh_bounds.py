@@ -8,7 +8,6 @@ the computation, not the database, is the bound, and one process uses one core."
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from typing import Any
 
@@ -16,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 from django.db.models import Max
 
+from leaderboard.core.pools import forked_map
 from leaderboard.results.hardware.stored import bound_digest, refresh_stale
 from leaderboard.results.models import Run
 
@@ -34,9 +34,7 @@ def refresh_in_workers(workers: int) -> int:
     step = -(-last_id // slices) or 1
     bounds = [(first, min(first + step, last_id)) for first in range(0, last_id, step)]
     connections.close_all()  # each forked process opens its own connection
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        stored = sum(pool.imap_unordered(_refresh_slice, bounds))
-    return stored
+    return sum(forked_map(_refresh_slice, bounds, workers=workers))
 
 
 class Command(BaseCommand):
