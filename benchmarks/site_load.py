@@ -6,12 +6,16 @@ developer can wait for):
 - the loading sessions skip the foreign-key triggers (``session_replication_role =
   replica``, a superuser's setting: the generator writes ids it made itself) and do not
   wait for each commit to reach the disk;
+- those sessions skip the triggers too, the one that keeps each group's run-to-run spread
+  (``RunSpread``) among them, so the spreads are stored again after the load, by the
+  statement the trigger's migration fills them with;
 - the load is split into fixed chunks of run ids handed to worker processes; each chunk
   draws from its own seed, so the database is the same whatever the worker count.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 import time
 from collections import Counter
@@ -51,6 +55,14 @@ def build_indexes(cursor: Any, indexes: list[tuple[str, str]], *, memory: str = 
     cursor.execute(f"SET maintenance_work_mem = '{memory}'")
     for _, definition in indexes:
         cursor.execute(definition)
+
+
+def rebuild_spreads(cursor: Any) -> None:
+    """Store every group's spread sums again from its runs (``RunSpread``; the loading
+    sessions ran without its trigger), with the statement of the migration that made it."""
+    migration = importlib.import_module("leaderboard.results.migrations.0010_run_spread_summary")
+    cursor.execute("DELETE FROM results_runspread")
+    cursor.execute(migration.BACKFILL)
 
 
 def loading_session(cursor: Any) -> None:

@@ -149,6 +149,11 @@ DATABASES = {
         conn_health_checks=env_bool("DATABASE_CONN_HEALTH_CHECKS", True),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DATABASE_JIT", False):
+    # PostgreSQL compiles a query whose estimated cost passes jit_above_cost: at 10M runs the
+    # GPU page's llama-bench query spent 858 ms compiling and 0.3 ms running
+    # (benchmarks/README.md, seventeenth session). A page's queries are short; none gains.
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = "-c jit=off"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

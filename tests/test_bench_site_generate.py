@@ -71,3 +71,26 @@ def test_a_chunk_is_stored_with_samples_that_match_its_summaries(factory) -> Non
         assert len(tps) == run.n_samples == 4
         assert run.decode_tokens_per_s_mean == pytest.approx(statistics.fmean(tps))
         assert run.decode_tokens_per_s_stdev == pytest.approx(statistics.stdev(tps))
+
+
+def test_the_spreads_the_loading_sessions_skipped_are_stored_again(factory) -> None:
+    from django.db.models import Avg, Count
+
+    from leaderboard.boards.selectors.noise import _measured_runs
+    from leaderboard.results.models import CONFIGURATION_GROUP, RunSpread
+
+    loader = site_generate.chunk_loader(factory, runs=60, seed=9)
+    for chunk in range(3):
+        loader(chunk)
+    assert not RunSpread.objects.exists()  # the loading sessions ran without the spreads' trigger
+    with connection.cursor() as cursor:
+        site_load.rebuild_spreads(cursor)
+    groups = (
+        _measured_runs().values(*CONFIGURATION_GROUP).annotate(n=Count("pk"), mean=Avg("decode_tokens_per_s_median"))
+    )
+    expected = {tuple(g[f] for f in CONFIGURATION_GROUP): (g["n"], g["mean"]) for g in groups}
+    stored = {tuple(s[f] for f in CONFIGURATION_GROUP): (s["n"], s["mean"]) for s in RunSpread.objects.values()}
+    assert sum(n for n, _ in expected.values()) == 60
+    assert stored.keys() == expected.keys()
+    for key, (n, mean) in expected.items():
+        assert stored[key][0] == n and stored[key][1] == pytest.approx(mean)

@@ -27,6 +27,7 @@ _CONFIG_VARS = (
     # event loop); a deployment never has it.
     "DJANGO_ALLOW_ASYNC_UNSAFE",
     "DATABASE_URL",
+    "DATABASE_JIT",
     "CELERY_BROKER_URL",
     "REDIS_URL",
     "CELERY_RESULT_BACKEND",
@@ -55,6 +56,7 @@ def _load(*, debug_default: str | None = "true", **overrides: str) -> subprocess
         "import json\n"
         "from leaderboard import settings as s\n"
         "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'name': str(s.DATABASES['default']['NAME']),"
+        " 'options': s.DATABASES['default'].get('OPTIONS', {}),"
         " 'eager': s.CELERY_TASK_ALWAYS_EAGER, 'broker': s.CELERY_BROKER_URL, 'debug': s.DEBUG,"
         " 'hosts': s.ALLOWED_HOSTS, 'max_samples': s.RIGBOARD_MAX_SAMPLES,"
         " 'alert_attempts': s.RIGBOARD_ALERT_MAX_ATTEMPTS, 'repo_cache': str(s.RIGBOARD_REPO_CACHE_DIR)}))\n"
@@ -85,6 +87,22 @@ def test_with_database_url_it_uses_postgresql():
     loaded = _loaded(DATABASE_URL="postgres://rb:pw@db.example:5433/rigboard")
     assert loaded["engine"] == "django.db.backends.postgresql"
     assert loaded["name"] == "rigboard"
+
+
+def test_postgresql_connections_do_not_jit_compile_unless_asked():
+    url = "postgres://rb:pw@db.example:5433/rigboard"
+    assert _loaded(DATABASE_URL=url)["options"] == {"options": "-c jit=off"}
+    assert "options" not in _loaded(DATABASE_URL=url, DATABASE_JIT="true")["options"]
+    assert "options" not in _loaded()["options"]  # SQLite has no JIT
+
+
+@pytest.mark.django_db
+def test_the_sites_own_connection_has_jit_off():
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW jit")
+        assert cursor.fetchone()[0] == "off"
 
 
 def test_without_a_broker_celery_runs_tasks_in_process():

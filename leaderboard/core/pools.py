@@ -37,7 +37,8 @@ def _worker_start() -> None:
 
 
 def _call(item: Any) -> Any:
-    assert _TASK is not None
+    if _TASK is None:
+        raise RuntimeError("forked_map sets the task before the pool forks")
     return _TASK(item)
 
 

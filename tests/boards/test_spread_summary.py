@@ -141,3 +141,22 @@ def test_the_rig_page_reads_the_kept_sums_and_shows_the_runs_own_spread(client: 
     RunSpread.objects.filter(rig_id=rig_id).update(n=3)
     assert [s.n_runs for s in rig_spreads(rig_id=rig_id)] == [3]
     assert client.get(f"/rigs/{rig_id}/").status_code == 200
+
+
+def test_the_compare_pages_spreads_are_the_kept_sums_of_exactly_its_groups(board_run) -> None:
+    from leaderboard.boards.selectors.noise import _of_groups, group_key, spread_rows_kept_for, spreads_for
+
+    compared = [board_run(tps=[tps, tps + 1.0]) for tps in (100.0, 104.0, 96.0)]
+    board_run(tps=[50.0, 51.0], ctx=4096)
+    board_run(tps=[52.0, 53.0], ctx=4096)  # another group of the same rig: not compared
+    keys = {group_key(run) for run in compared}
+    assert len(keys) == 1
+    kept = spread_rows_kept_for(keys)
+    reference = spread_rows_from_runs(_measured().filter(_of_groups(keys)), limit=10)
+    assert len(reference) == 1 and reference[0]["n"] == 3
+    assert differences(kept, reference) == []
+    spreads = spreads_for(compared)
+    assert set(spreads) == keys and spreads[group_key(compared[0])].n_runs == 3
+    # The page reads the kept row: change it and the spreads follow.
+    RunSpread.objects.filter(rig_id=compared[0].rig_id, n=3).update(n=9)
+    assert spreads_for(compared)[group_key(compared[0])].n_runs == 9

@@ -137,6 +137,25 @@ def spread_rows_kept(*, rig_id: int, limit: int) -> list[dict[str, Any]]:
     )
 
 
+def _of_groups(keys: set[tuple[int, int, int, int, int]]) -> Q:
+    """Return the filter matching exactly these groups (one AND of the five ids per key)."""
+    found = Q(pk__in=[])
+    for key in sorted(keys):
+        found |= Q(**dict(zip(CONFIGURATION_GROUP, key, strict=True)))
+    return found
+
+
+def spread_rows_kept_for(keys: set[tuple[int, int, int, int, int]]) -> list[dict[str, Any]]:
+    """Return the kept rows (``RunSpread``) of these groups with two or more runs, by key:
+    an index read per group, whatever the rigs' number of runs. PostgreSQL only."""
+    return list(
+        RunSpread.objects.filter(_of_groups(keys), n__gte=2)
+        .order_by("-n", "-mean", *CONFIGURATION_GROUP)
+        .annotate(any_id=F("any_run_id"))
+        .values(*CONFIGURATION_GROUP, *_SPREAD_ROW)
+    )
+
+
 def _spreads(rows: list[dict[str, Any]]) -> list[Spread]:
     labels = _labels(rows)
     return [
@@ -181,18 +200,20 @@ def rig_spreads(*, rig_id: int, limit: int = 20) -> list[Spread]:
 
 
 def spreads_for(runs: Sequence[Run]) -> dict[tuple[int, int, int, int, int], Spread]:
-    """Return the spreads of the configurations ``runs`` belong to, by group key, one query."""
+    """Return the spreads of the groups ``runs`` belong to, by group key: the kept sums on
+    PostgreSQL, else the aggregate over those groups' runs (its plain reference). Two queries
+    (the sums, the labels).
+
+    Before the kept sums, the aggregate over the compared rigs' runs of the compared
+    configurations took 1.1 s of SQL for four runs at 10M runs (50,000 runs a rig)."""
     if not runs:
         return {}
-    rig_ids = {r.rig_id for r in runs}
-    config_ids = {r.configuration_id for r in runs}
-    found = _spreads(
-        spread_rows_from_runs(
-            _measured_runs().filter(rig_id__in=rig_ids, configuration_id__in=config_ids),
-            limit=1000,
-        )
-    )
-    return {s.key: s for s in found}
+    keys = {group_key(r) for r in runs}
+    if connection.vendor == "postgresql":
+        rows = spread_rows_kept_for(keys)
+    else:
+        rows = spread_rows_from_runs(_measured_runs().filter(_of_groups(keys)), limit=len(keys))
+    return {s.key: s for s in _spreads(rows)}
 
 
 def group_key(run: Run) -> tuple[int, int, int, int, int]:
