@@ -60,6 +60,7 @@ from regression_fpr import one_run, upper_bound_95  # noqa: E402
 
 from leaderboard.regressions.ab import Decision, Pair, Plan, ab_judge, ab_order  # noqa: E402
 from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge  # noqa: E402
+from leaderboard.regressions.ab_power import blocks_needed, plan_power, pooled_block_noise  # noqa: E402
 from leaderboard.regressions.verdict import Kind, Rule, judge, noise_from_medians, run_median  # noqa: E402
 from runners.ab_design import Side  # noqa: E402
 from runners.builds.ab_block import design_for, run_block  # noqa: E402
@@ -311,11 +312,36 @@ def _design(c: dict[str, Any]) -> str:
     return str(c.get("design") or "run_abba")  # sets before issue 36 are all run-level
 
 
-def report(results: list[dict[str, Any]]) -> None:
+def report(results: list[dict[str, Any]], names: list[str] | None = None) -> None:
     for design in sorted({_design(c) for r in results for c in r["aa"]}):
         aa = [c for r in results for c in r["aa"] if _design(c) == design]
         _report_aa(design, aa)
     _report_power_and_drift(results)
+    _report_noise(results, names or [str(i) for i in range(len(results))])
+
+
+def _report_noise(results: list[dict[str, Any]], names: list[str]) -> None:
+    """Print each set's block noise (regressions/ab_power.py: the pooled SD of
+    block figures within its interleaved confirmations, A/A or slowed) and what
+    that noise predicts: the blocks a 2% slowdown needs for 80% power at a 1.5%
+    threshold, and the power of the set's own plan at the slowdown it ran."""
+    for name, r in zip(names, results, strict=True):
+        sets = [("A/A", 0.0, r["aa"]), *((f"{pct}% slower", float(pct), cs) for pct, cs in r["power"].items())]
+        for label, pct, confirmations in sets:
+            blocks = [[x for b in c["blocks"] if (x := _block(b).contrast()) is not None] for c in confirmations
+                      if _design(c) == "interleaved" and c.get("blocks")]  # fmt: skip
+            noise = pooled_block_noise(blocks)
+            if noise is None:
+                continue
+            plan = r["meta"]["plan"]
+            needed = blocks_needed(noise.sd_pct, 2.0, alpha=plan.get("alpha", 0.01), threshold_pct=1.5, cap=200)
+            line = f"noise {Path(name).stem} ({label}): {noise.describe(label)}; 2% needs {needed or '> 200'} blocks"
+            if pct:
+                sized = block_plan(threshold_pct=plan["threshold_pct"], max_blocks=plan["max_pairs"])
+                caught = sum(1 for c in confirmations if c["decision"] == "regression")
+                line += (f"; its plan's predicted power at {pct:g}%: {plan_power(noise.sd_pct, pct, sized):.0%}, "
+                         f"caught {caught} of {len(confirmations)}")  # fmt: skip
+            print(line)
 
 
 def _report_aa(design: str, measured: list[dict[str, Any]]) -> None:
@@ -400,7 +426,8 @@ def main() -> int:
     if args.binary and args.slowdowns:
         parser.error("--binary is for A/A only: a slowdown is a commit built beside the seed (give --slowdowns alone)")
     if args.from_json:
-        report([json.loads(Path(p).read_text()) for pattern in args.from_json for p in sorted(glob.glob(pattern))])
+        paths = [p for pattern in args.from_json for p in sorted(glob.glob(pattern))]
+        report([json.loads(Path(p).read_text()) for p in paths], paths)
         return 0
     report([measure(args)])
     return 0

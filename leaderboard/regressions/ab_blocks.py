@@ -77,7 +77,9 @@ from runners.ab_design import ContentionCall, Side
 
 # The interleaved plan: looks at 4, 6, 8, 10, 12 blocks. A block costs about
 # what a run-level pair does (two server starts), so a few more blocks than
-# pairs buy the power at 2% (benchmarks/ab_noise.py).
+# pairs buy the power at 2% (benchmarks/ab_noise.py). The level holds at any
+# limit; the power does not travel between rigs, so the service sizes each
+# confirmation's limit from its rig's own A/A block noise (ab_power.py).
 DEFAULT_BLOCK_FIRST = 4
 DEFAULT_BLOCK_STEP = 2
 DEFAULT_BLOCK_MAX = 12

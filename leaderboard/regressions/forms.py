@@ -15,6 +15,7 @@ from django import forms
 from django.conf import settings
 from django.db.models import QuerySet
 
+from leaderboard.regressions.ab_power import BLOCK_LIMIT_CAP, DEFAULT_RESOLVE_PCT
 from leaderboard.regressions.models import ConfirmMode, Follows, ReleaseSource, Subscription
 from leaderboard.results.models import Rig, Run, RunStatus
 
@@ -76,6 +77,7 @@ class ReferenceRunsForm(forms.Form):
 
 
 AA_EVERY_DAYS_MAX = 365
+RESOLVE_PCT_MAX = 50.0
 AA_EVERY_DAYS_DEFAULT = 7
 
 
@@ -92,9 +94,20 @@ def aa_every_days_field(*, required: bool = True) -> forms.IntegerField:
 
 
 class AaFrequencyForm(forms.Form):
-    """How often a subscription's rig runs an A/A check."""
+    """How often a subscription's rig runs an A/A check, and the slowdown its
+    confirmations' block limit is sized to catch from that check's noise."""
 
     aa_every_days = aa_every_days_field()
+    resolve_pct = forms.FloatField(
+        min_value=0,
+        max_value=RESOLVE_PCT_MAX,
+        initial=DEFAULT_RESOLVE_PCT,
+        required=False,
+        label="Size confirmations to catch (%)",
+        help_text=f"The slowdown an A/B blocks confirmation should catch with 80% power: its block limit is sized "
+        f"from the block noise the rig's A/A checks measured (at most {BLOCK_LIMIT_CAP} blocks). 0: the "
+        "subscription's fixed limit.",
+    )
 
 
 class SubscriptionForm(ReferenceRunsForm):

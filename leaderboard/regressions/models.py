@@ -16,6 +16,7 @@ from django.db import models
 from django.utils import timezone
 
 from leaderboard.regressions.ab import DEFAULT_AB_MAX_PAIRS
+from leaderboard.regressions.ab_power import BLOCK_LIMIT_CAP, DEFAULT_RESOLVE_PCT
 from leaderboard.regressions.states import (
     BENCHMARKED_PHASES,
     CONFIRMATION_ROLES,
@@ -142,6 +143,12 @@ class Subscription(models.Model):
     ab_max_pairs = models.PositiveSmallIntegerField(
         default=DEFAULT_AB_MAX_PAIRS,
         help_text="A/B confirmation: most pairs (or blocks) run before the answer is inconclusive.",
+    )
+    resolve_pct = models.FloatField(
+        default=DEFAULT_RESOLVE_PCT,
+        help_text="A/B blocks: the slowdown, in percent, a confirmation's block limit is sized to catch with 80% "
+        "power, from the block noise of the rig's own A/A checks (regressions/ab_power.py; at most "
+        f"{BLOCK_LIMIT_CAP} blocks, never fewer than ab_max_pairs). 0: the limit is ab_max_pairs.",
     )
     aa_every_days = models.PositiveSmallIntegerField(
         default=7,
@@ -383,6 +390,9 @@ class Verdict(models.Model):
         default=list, blank=True,
         help_text="A/B blocks confirmation: each block as the rig reported it (runners/delivery/ab_schema.py).",
     )  # fmt: skip
+    ab_block_limit = models.PositiveSmallIntegerField(
+        default=0, help_text="A/B blocks: the block limit fixed when the confirmation began (0: ab_max_pairs)."
+    )
     fanout_of = models.ForeignKey(
         "self",
         null=True,

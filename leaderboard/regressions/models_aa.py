@@ -39,6 +39,9 @@ class AaCheck(models.Model):
         help_text="The worst contention call of the blocks judged.",
     )  # fmt: skip
     blocks = models.JSONField(default=list, blank=True, help_text="Each block as the rig reported it.")
+    ab_block_limit = models.PositiveSmallIntegerField(
+        default=0, help_text="The block limit fixed when the check began (0: the subscription's ab_max_pairs)."
+    )
     # The power check (services/aa_checks.py): the same judged blocks with a known slowdown
     # planted in B's rates, judged by the same rule: caught, missed, or undecided in the blocks measured.
     power_planted_pct = models.FloatField(null=True, blank=True, help_text="The slowdown planted in B's rates, %.")

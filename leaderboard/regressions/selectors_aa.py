@@ -1,16 +1,24 @@
 """Reads of the A/A checks (models_aa.py): per rig, how many called a change,
-the one-sided 95% bounds of that rate, the design last used, and whether the
-rig's false alarms exceed the level its verdicts claim."""
+the one-sided 95% bounds of that rate, the design last used, whether the
+rig's false alarms exceed the level its verdicts claim, and the block noise its
+interleaved checks measured, with the block limit that noise sizes
+(regressions/ab_power.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
+from leaderboard.regressions.ab_blocks import Block, judged_blocks
+from leaderboard.regressions.ab_power import BlockNoise, BlockSizing, pooled_block_noise, size_blocks
 from leaderboard.regressions.models import AaCheck, AaStatus, Subscription
 from leaderboard.regressions.verdict import DEFAULT_ALPHA
+from runners.ab_design import AbDesign, Side
 from runners.stats import rate_bounds_95
+
+# The rig's block noise is pooled over its last this many settled interleaved A/A checks.
+NOISE_CHECKS = 20
 
 # What a verdict on a rig whose own A/A checks call changes too often is marked
 # with, on the matrix and in the report.
@@ -36,6 +44,7 @@ class RigAaSummary:
     power_planted_pct: float | None = None
     power_decision: str = ""
     power_n_blocks: int = 0
+    sizing: BlockSizing | None = None
 
     def power_words(self) -> str:
         """Return the last power check in words ('' without one)."""
@@ -63,6 +72,8 @@ class RigAaSummary:
         )
         power = self.power_words()
         text += f"; {power}" if power else ""
+        sizing = self.sizing.words() if self.sizing else ""
+        text += f"; {sizing}" if sizing else ""
         return text + ("; false alarms above the level" if self.exceeds_level else "")
 
 
@@ -83,13 +94,61 @@ def rigs_aa_summaries(*, rig_ids: Iterable[int]) -> dict[int, RigAaSummary]:
             "n_blocks",
         )
     )
-    levels: dict[int, float] = {}
-    for rig_id, alpha in Subscription.objects.filter(rig_id__in=ids).values_list("rig_id", "alpha"):
-        levels[rig_id] = min(alpha, levels.get(rig_id, alpha))
+    strictest: dict[int, Subscription] = {}
+    for sub in Subscription.objects.filter(rig_id__in=ids).order_by("id"):
+        if sub.rig_id not in strictest or sub.alpha < strictest[sub.rig_id].alpha:
+            strictest[sub.rig_id] = sub
     tallies: dict[int, list[AaTally]] = {i: [] for i in ids}
     for rig_id, status, decision, design, settled_at, planted_pct, power_decision, n_blocks in checks:
         tallies[rig_id].append(AaTally(status, decision, design, settled_at, planted_pct, power_decision, n_blocks))
-    return {i: _summary(i, tallies[i], levels.get(i, DEFAULT_ALPHA)) for i in ids}
+    noises = rigs_block_noise(rig_ids=ids)
+    out = {}
+    for i in ids:
+        strict = strictest.get(i)
+        summary = _summary(i, tallies[i], strict.alpha if strict else DEFAULT_ALPHA)
+        sizing = subscription_sizing(strict, noises.get(i)) if strict else None
+        out[i] = replace(summary, sizing=sizing)
+    return out
+
+
+def block_figures(blocks: list[dict]) -> list[float]:
+    """Return the figure (ln(B/A)) of each judged block of a check's reported ``blocks``."""
+    parsed = (Block(tuple(Side(s) for s in b["sides"]), tuple(b["decode_tokens_per_s"])) for b in judged_blocks(blocks))
+    return [c for b in parsed if (c := b.contrast()) is not None]
+
+
+def rigs_block_noise(*, rig_ids: Iterable[int]) -> dict[int, BlockNoise]:
+    """Return each rig's block noise, pooled over its last ``NOISE_CHECKS``
+    settled interleaved A/A checks (rigs without any left out), in one query."""
+    settled = AaCheck.objects.filter(status=AaStatus.SETTLED, design=AbDesign.INTERLEAVED)
+    rows = (
+        settled.filter(subscription__rig_id__in=list(rig_ids))
+        .order_by("-settled_at", "-id")
+        .values_list("subscription__rig_id", "blocks")
+    )
+    figures: dict[int, list[list[float]]] = {}
+    for rig_id, blocks in rows:
+        kept = figures.setdefault(rig_id, [])
+        if len(kept) < NOISE_CHECKS:
+            kept.append(block_figures(blocks))
+    return {i: noise for i, checks in figures.items() if (noise := pooled_block_noise(checks)) is not None}
+
+
+def subscription_sizing(subscription: Subscription, noise: BlockNoise | None) -> BlockSizing:
+    """Return the block limit the subscription's settings give on a rig of this ``noise``."""
+    return size_blocks(
+        noise,
+        alpha=subscription.alpha,
+        threshold_pct=subscription.threshold_pct,
+        resolve_pct=subscription.resolve_pct,
+        floor_blocks=subscription.ab_max_pairs,
+    )
+
+
+def subscription_block_sizing(subscription: Subscription) -> BlockSizing:
+    """Return the block limit for the subscription's next confirmation, sized on its rig's A/A noise now."""
+    rig_id = subscription.rig_id
+    return subscription_sizing(subscription, rigs_block_noise(rig_ids=[rig_id]).get(rig_id))
 
 
 @dataclass(frozen=True)

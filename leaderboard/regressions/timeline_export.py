@@ -28,7 +28,7 @@ from runners.portable import portable_text
 _OUTCOME = {BuildStatus.FAILED: "failed", BuildStatus.ERROR: "error"}
 _SUBSCRIPTION_FIELDS = (
     "repo_url", "branch", "follows", "release_source", "build_flags", "alpha", "threshold_pct", "noise_k",
-    "noise_runs", "build_jobs", "confirm_mode", "confirm_runs", "ab_max_pairs", "screen_every_step",
+    "noise_runs", "build_jobs", "confirm_mode", "confirm_runs", "ab_max_pairs", "resolve_pct", "screen_every_step",
 )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from leaderboard.core.errors import ApplicationError
 from leaderboard.regressions.forms import AaFrequencyForm, ReferenceRunsForm, SubscriptionForm, subscribable_rigs
 from leaderboard.regressions.matrix import matrix_url
 from leaderboard.regressions.models import Subscription
+from leaderboard.regressions.selectors_aa import subscription_block_sizing
 from leaderboard.regressions.services.subscriptions import (
     reference_configs_add,
     subscription_aa_frequency_set,
@@ -85,9 +86,11 @@ def aa_frequency_page(request: HttpRequest, subscription_id: int) -> HttpRespons
     sub = get_object_or_404(
         Subscription.objects.select_related("rig").filter(rig__in=subscribable_rigs(request.user)), pk=subscription_id
     )
-    form = AaFrequencyForm(request.POST or None, initial={"aa_every_days": sub.aa_every_days})
+    initial = {"aa_every_days": sub.aa_every_days, "resolve_pct": sub.resolve_pct}
+    form = AaFrequencyForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        subscription_aa_frequency_set(subscription=sub, aa_every_days=form.cleaned_data["aa_every_days"])
+        subscription_aa_frequency_set(subscription=sub, **form.cleaned_data)
         return redirect(matrix_url(sub.repo_url, sub.branch))
     status = 400 if form.errors else 200
-    return render(request, "regressions/aa_frequency.html", {"form": form, "subscription": sub}, status=status)
+    context = {"form": form, "subscription": sub, "sizing": subscription_block_sizing(sub)}
+    return render(request, "regressions/aa_frequency.html", context, status=status)

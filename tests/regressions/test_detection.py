@@ -146,7 +146,7 @@ def test_saving_a_subscription_in_the_admin_restores_a_deleted_schedule(
             "baseline_mode": "previous",
             "baseline_builds": "5", "build_jobs": "2", "confirm_runs": "1", "webhook_url": "", "alert_emails": "",
             "confirm_mode": "ab", "ab_max_pairs": "8", "follows": "commits", "release_source": "git",
-            "aa_every_days": "7",
+            "aa_every_days": "7", "resolve_pct": "2",
             "reference_configs-TOTAL_FORMS": "0", "reference_configs-INITIAL_FORMS": "0",
         },
     )  # fmt: skip

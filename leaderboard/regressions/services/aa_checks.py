@@ -47,6 +47,7 @@ from leaderboard.regressions.models import (
     BuildStatus,
     Subscription,
 )
+from leaderboard.regressions.selectors_aa import subscription_block_sizing
 from leaderboard.regressions.services.ab_confirmation import ab_plan
 from leaderboard.regressions.states import BENCHMARKED_PHASES, CONFIRMING, AaStatus, aa_check_move
 from runners.ab_design import DEFAULT_REPS_PER_SIDE, AbDesign, ContentionCall, Side
@@ -134,9 +135,12 @@ def aa_check_queue(*, subscription: Subscription) -> AaCheck | None:
     ref = subscription.reference_configs.filter(is_active=True).order_by("id").first()
     if not commit or ref is None:
         return None
-    plan = subscription_block_plan(subscription)
+    limit = subscription_block_sizing(subscription).limit
+    plan = subscription_block_plan(subscription, max_blocks=limit)
     with transaction.atomic():
-        check = AaCheck.objects.create(subscription=subscription, reference_config=ref, commit=commit)
+        check = AaCheck.objects.create(
+            subscription=subscription, reference_config=ref, commit=commit, ab_block_limit=limit
+        )
         transaction.on_commit(lambda: _send(check.pk, 0, plan.first_pairs))
     return check
 
@@ -159,21 +163,26 @@ def aa_checks_due(*, now: datetime | None = None) -> list[AaCheck]:
     return queued
 
 
-def subscription_block_plan(subscription: Subscription) -> Plan:
+def subscription_block_plan(subscription: Subscription, *, max_blocks: int = 0) -> Plan:
     """Return the blocks' sequential plan the subscription's settings give: its
-    level and threshold, at most ``ab_max_pairs`` blocks (an A/A check judged as
-    the rig's verdicts are)."""
+    level and threshold, at most ``max_blocks`` blocks (the limit fixed when the
+    confirmation began, sized on the rig's noise; 0: ``ab_max_pairs``). An A/A
+    check is judged as the rig's verdicts are."""
     return block_plan(
-        alpha=subscription.alpha, threshold_pct=subscription.threshold_pct, max_blocks=subscription.ab_max_pairs
+        alpha=subscription.alpha,
+        threshold_pct=subscription.threshold_pct,
+        max_blocks=max_blocks or subscription.ab_max_pairs,
     )
 
 
 def blocks_decide(
-    design: str, blocks: Sequence[Mapping[str, Any]], subscription: Subscription
+    design: str, blocks: Sequence[Mapping[str, Any]], subscription: Subscription, *, max_blocks: int = 0
 ) -> tuple[AbOutcome, Plan]:
-    """Judge reported blocks by the rule of the design they ran in (A/A checks and verdicts alike)."""
+    """Judge reported blocks by the rule of the design they ran in (A/A checks
+    and verdicts alike); interleaved blocks up to ``max_blocks`` (0: the
+    subscription's ``ab_max_pairs``), the fallback's pairs up to ``ab_max_pairs``."""
     if design == AbDesign.INTERLEAVED:
-        plan = subscription_block_plan(subscription)
+        plan = subscription_block_plan(subscription, max_blocks=max_blocks)
         parsed = [Block(tuple(Side(s) for s in b["sides"]), tuple(b["decode_tokens_per_s"])) for b in blocks]
         return blocks_judge(parsed, plan), plan
     plan = ab_plan(subscription)
@@ -184,6 +193,15 @@ def blocks_decide(
         bb = [v for s, v in zip(sides, b["decode_tokens_per_s"], strict=True) if s == Side.B and v]
         pairs.append(Pair(statistics.median(a) if a else 0.0, statistics.median(bb) if bb else 0.0, sides[0] == Side.A))
     return ab_judge(pairs, plan), plan
+
+
+def inconclusive_words(outcome: AbOutcome, subscription: Subscription) -> str:
+    """Return, for an answer left inconclusive at its limit, what the rig can
+    resolve (from its A/A noise now), as "; …" to append; '' otherwise."""
+    if outcome.decision != Decision.INCONCLUSIVE:
+        return ""
+    words = subscription_block_sizing(subscription).reason_words()
+    return f"; {words}" if words else ""
 
 
 def ab_report_parse(ident: str, report: Mapping[str, Any]) -> AbReport:
@@ -223,7 +241,7 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
             _settle(check, AaStatus.HELD_BACK, "held back: the rig was busy (heavy contention) each try")
             return check
         judged = judged_blocks(check.blocks)
-        outcome, plan = blocks_decide(check.design, judged, check.subscription)
+        outcome, plan = blocks_decide(check.design, judged, check.subscription, max_blocks=check.ab_block_limit)
         check.contention = worst_contention(judged)
         if outcome.decision == Decision.CONTINUE:
             check.save()
@@ -232,10 +250,11 @@ def ab_report_receive(*, report: Mapping[str, Any]) -> AaCheck | None:
             return check
         check.decision = outcome.decision.value
         check.n_blocks = outcome.n_pairs
-        planted, _ = blocks_decide(check.design, planted_slowdown(judged, PLANTED_SLOWDOWN_PCT), check.subscription)
+        planted_blocks = planted_slowdown(judged, PLANTED_SLOWDOWN_PCT)
+        planted, _ = blocks_decide(check.design, planted_blocks, check.subscription, max_blocks=check.ab_block_limit)
         check.power_planted_pct, check.power_decision = PLANTED_SLOWDOWN_PCT, planted.decision.value
         check.effect_pct, check.p_value = outcome.effect_pct, outcome.p_value
         check.ci_low_pct, check.ci_high_pct = outcome.ci_low_pct, outcome.ci_high_pct
         uneven = "; A and B ran under different contention" if check.contention == ContentionCall.UNEVEN else ""
-        _settle(check, AaStatus.SETTLED, f"{outcome.reason}{uneven}")
+        _settle(check, AaStatus.SETTLED, f"{outcome.reason}{uneven}{inconclusive_words(outcome, check.subscription)}")
         return check

@@ -43,7 +43,7 @@ from leaderboard.results.models import Rig
 
 TIMELINE_FORMAT = "rigboard-nightly/1"
 _SUBSCRIPTION_FIELDS = (
-    "alpha", "threshold_pct", "noise_k", "noise_runs", "build_jobs", "confirm_runs", "ab_max_pairs",
+    "alpha", "threshold_pct", "noise_k", "noise_runs", "build_jobs", "confirm_runs", "ab_max_pairs", "resolve_pct",
 )  # fmt: skip
 # What a recording's subscription may say of how it was followed and confirmed (older ones: none of it).
 _SUBSCRIPTION_CHOICES = {"follows": Follows, "release_source": ReleaseSource, "confirm_mode": ConfirmMode}

@@ -146,9 +146,14 @@ def subscription_create(
     return sub
 
 
-def subscription_aa_frequency_set(*, subscription: Subscription, aa_every_days: int) -> Subscription:
-    """Set how often the subscription's rig runs an A/A check (0: never); the
-    caller has checked who may (the rig's owner or staff)."""
+def subscription_aa_frequency_set(
+    *, subscription: Subscription, aa_every_days: int, resolve_pct: float | None = None
+) -> Subscription:
+    """Set how often the subscription's rig runs an A/A check (0: never) and,
+    given, the slowdown its confirmations are sized to catch (0: the fixed
+    limit); the caller has checked who may (the rig's owner or staff)."""
     subscription.aa_every_days = aa_every_days
-    subscription.save(update_fields=["aa_every_days"])
+    if resolve_pct is not None:
+        subscription.resolve_pct = resolve_pct
+    subscription.save(update_fields=["aa_every_days", "resolve_pct"])
     return subscription

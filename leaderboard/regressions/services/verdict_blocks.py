@@ -34,7 +34,13 @@ from leaderboard.celery import app as celery_app
 from leaderboard.regressions.ab import Decision
 from leaderboard.regressions.ab_blocks import judged_blocks, worst_contention
 from leaderboard.regressions.models import BuildRecord, Verdict
-from leaderboard.regressions.services.aa_checks import AB_REPORT_TASK, blocks_decide, subscription_block_plan
+from leaderboard.regressions.selectors_aa import subscription_block_sizing
+from leaderboard.regressions.services.aa_checks import (
+    AB_REPORT_TASK,
+    blocks_decide,
+    inconclusive_words,
+    subscription_block_plan,
+)
 from leaderboard.regressions.services.ab_confirmation import ab_answer_apply
 from leaderboard.regressions.states import Confirmation, confirmation_move
 from runners.ab_design import DEFAULT_REPS_PER_SIDE, ContentionCall
@@ -85,10 +91,12 @@ def verdict_blocks_queue(*, verdicts: Sequence[Verdict]) -> list[BatchAsk]:
     for verdict in verdicts:
         if not verdict.commit_from:
             continue
-        plan = subscription_block_plan(verdict.build.subscription)
+        sub = verdict.build.subscription
+        verdict.ab_block_limit = subscription_block_sizing(sub).limit
+        plan = subscription_block_plan(sub, max_blocks=verdict.ab_block_limit)
         confirmation_move(verdict, Confirmation.PENDING)
         verdict.ab_blocks = []
-        verdict.save(update_fields=["confirmation", "ab_blocks"])
+        verdict.save(update_fields=["confirmation", "ab_blocks", "ab_block_limit"])
         asks.append(BatchAsk(verdict.pk, 0, plan.first_pairs))
     return asks
 
@@ -121,12 +129,15 @@ def verdict_blocks_record(verdict: Verdict, report: AbReport) -> BatchAsk | None
         return None
     sub = verdict.build.subscription
     judged = judged_blocks(verdict.ab_blocks)
-    outcome, plan = blocks_decide(verdict.ab_design, judged, sub)
+    outcome, plan = blocks_decide(verdict.ab_design, judged, sub, max_blocks=verdict.ab_block_limit)
     verdict.ab_contention = worst_contention(judged)
     if outcome.decision == Decision.CONTINUE:
         verdict.save(update_fields=["ab_blocks", "ab_design", "ab_contention"])
         return BatchAsk(verdict.pk, len(judged), plan.next_batch(len(judged)))
     ab_answer_apply(verdict, outcome, design=verdict.ab_design)
+    if words := inconclusive_words(outcome, sub):
+        verdict.reason_add(words[2:])
+        verdict.save(update_fields=["reason"])
     if verdict.ab_contention == ContentionCall.UNEVEN:
         verdict.reason_add("A and B ran under different contention")
         verdict.save(update_fields=["reason"])
