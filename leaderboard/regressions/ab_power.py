@@ -61,9 +61,11 @@ class BlockNoise:
     n_checks: int
     n_blocks: int
 
-    def describe(self) -> str:
+    def describe(self, source: str = "A/A") -> str:
+        """Return the SD in words, its blocks named as of ``source`` confirmations."""
         return (
-            f"block SD {self.sd_pct:.2f}% (pooled sample SD of {self.n_blocks} A/A blocks from {self.n_checks} checks)"
+            f"block SD {self.sd_pct:.2f}% (pooled sample SD of {self.n_blocks} blocks "
+            f"from {self.n_checks} {source} checks)"
         )
 
 
