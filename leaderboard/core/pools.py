@@ -18,6 +18,7 @@ across processes.
 from __future__ import annotations
 
 import multiprocessing
+import queue
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -56,8 +57,23 @@ def forked_map(task: Callable[[T], R], items: Iterable[T], *, workers: int) -> I
     in_main = threading.current_thread() is threading.main_thread()
     previous_term = signal.signal(signal.SIGTERM, _exit_on_term) if in_main else None
     pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_start)
+    # Results arrive on a SimpleQueue, not through imap_unordered: a Ctrl-C raised in the
+    # parent while it waits inside the pool's own Condition could leave that lock held,
+    # and terminate() then waits forever on the thread that needs it (seen once in CI,
+    # under load). SimpleQueue.get is one C call: interrupted, it holds nothing.
+    done: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
     try:
-        yield from pool.imap_unordered(_call, items)
+        pending = 0
+        for item in items:
+            pool.apply_async(
+                _call, (item,), callback=lambda r: done.put((True, r)), error_callback=lambda e: done.put((False, e))
+            )
+            pending += 1
+        for _ in range(pending):
+            ok, value = done.get()
+            if not ok:
+                raise value
+            yield value
         pool.close()
     except BaseException:
         pool.terminate()
