@@ -27,6 +27,7 @@ the sequential rule simulated on normal blocks.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Sequence
@@ -120,6 +121,9 @@ def block_limits(cap: int = BLOCK_LIMIT_CAP) -> list[int]:
     return list(range(DEFAULT_BLOCK_FIRST, cap + 1, DEFAULT_BLOCK_STEP))
 
 
+# A search costs up to ~0.1 s of scipy (19 limits × their looks) and the rig page and the
+# matrix size every rig on each view: the answers are kept (pure functions of their arguments).
+@functools.lru_cache(maxsize=4096)
 def blocks_needed(
     sd_pct: float,
     effect_pct: float,
@@ -139,6 +143,7 @@ def blocks_needed(
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def resolvable_pct(sd_pct: float, plan: Plan, *, power: float = TARGET_POWER) -> float:
     """Return the smallest slowdown, in percent, that ``plan`` catches with
     ``power`` on a rig of block SD ``sd_pct`` (at most 99)."""
