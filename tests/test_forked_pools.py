@@ -20,8 +20,13 @@ from leaderboard.core.pools import forked_map
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 60.0
 
+# The script's first line gives it Ctrl-C as a terminal's foreground job has it: a
+# process started from one whose SIGINT is ignored (a background job of a shell without
+# job control, some test harness's worker) inherits the ignore across exec, and Python
+# then never raises KeyboardInterrupt (both clean-clone CI runs of 2026-11-29 timed out so).
 SCRIPT = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from leaderboard.core.pools import forked_map
 
 def task(item):
