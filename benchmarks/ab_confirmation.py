@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ab_neighbour import neighbour_for  # noqa: E402
 from ab_slowdowns import compute_slowdown_commit  # noqa: E402
 from gemma_server import gemma_model  # noqa: E402
 from regression_fpr import one_run, upper_bound_95  # noqa: E402
@@ -223,6 +224,39 @@ def ab_under_drift(bench: Bench, a_bin: str, b_bin: str, plan: Plan, hog_procs: 
         return confirm(bench, a_bin, b_bin, plan)
 
 
+def neighbour_round(
+    bench: Bench, a_bin: str, slow_bin: str | None, index: int, drift: dict[str, Any], save: Callable[[], None]
+) -> None:
+    """One drift round beside a decoding neighbour (ab_neighbour.py, on and off
+    at random moments): the three rules on A/A and, given ``slow_bin``, on the
+    slowdown, in the same hour: interleaved blocks (``ab_*``, held back under
+    heavy contention as on a rig), run-level ABBA (``abba_*``) and the old
+    re-run rule (``rerun_*``). Each confirmation records its wall time and the
+    share of it the neighbour was on; the round's spells go under ``rounds``."""
+    args = bench.args
+    interleaved = block_plan(threshold_pct=args.threshold_pct, max_blocks=args.max_pairs)
+    pairs = Plan(threshold_pct=args.threshold_pct, max_pairs=args.max_pairs, first_pairs=min(4, args.max_pairs))
+    rules: list[tuple[str, Callable[[str], dict[str, Any]]]] = [
+        ("ab", lambda b: interleaved_confirm(bench, a_bin, b, interleaved)),
+        ("abba", lambda b: ab_confirm(bench, a_bin, b, pairs)),
+        ("rerun", lambda b: rerun_confirm(bench, a_bin, b, 0)),
+    ]
+    rounds = drift.setdefault("rounds", [])
+    with neighbour_for(a_bin, str(bench.model), args, index) as neighbour:
+        for side, b_bin in [("aa", a_bin), *([("slow", slow_bin)] if slow_bin else [])]:
+            for rule, confirm in rules:
+                started = neighbour.now_s()
+                record = confirm(b_bin)
+                stopped = neighbour.now_s()
+                record |= {"round": index, "wall_s": stopped - started,
+                           "neighbour_on_share": neighbour.on_share(started, stopped)}  # fmt: skip
+                drift.setdefault(f"{rule}_{side}", []).append(record)
+                rounds[index:] = [neighbour.record()]
+                save()
+    rounds[index:] = [neighbour.record()]
+    save()
+
+
 @contextlib.contextmanager
 def cpu_hog(procs: int) -> Iterator[None]:
     """Run ``procs`` busy-looping processes for the duration (a speed step)."""
@@ -287,7 +321,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 caught.append(confirm(bench, a_bin, slow_bins[pct], plan) | {"wall_s": time.monotonic() - started})
                 save()
         drift_slow = slow_bins.get(max(args.slowdowns)) if args.slowdowns else None
-        for _ in range(args.drift):
+        for index in range(args.drift if args.drift_mode == "neighbour" else 0):
+            slow = drift_slow if index % args.drift_slow_every == 0 else None
+            neighbour_round(bench, a_bin, slow, index, result["drift"], save)
+        for _ in range(args.drift if args.drift_mode == "hog" else 0):
             result["drift"]["rerun_aa"].append(rerun_confirm(bench, a_bin, a_bin, args.hog_procs))
             result["drift"]["ab_aa"].append(ab_under_drift(bench, a_bin, a_bin, plan, args.hog_procs))
             if drift_slow:
@@ -376,13 +413,29 @@ def _report_power_and_drift(results: list[dict[str, Any]]) -> None:
         wall = f", median {statistics.median(walls):.0f} s a confirmation ({len(walls)} timed)" if walls else ""
         print(f"power at {pct:g}% slower ({design}, threshold {threshold_pct:g}%): {caught} of {len(runs)} caught "
               f"(mean {pairs:.1f} pairs{wall})")  # fmt: skip
-    for key, label in (("rerun_aa", "re-run rule, A/A"), ("ab_aa", "A/B, A/A"), ("rerun_slow", "re-run rule, slow"),
-                       ("ab_slow", "A/B, slow")):  # fmt: skip
-        runs = [c for r in results for c in r["drift"][key]]
-        if runs:
+    for mode in ("hog", "neighbour"):
+        _report_drift(mode, [r for r in results if r["meta"].get("drift_mode", "hog") == mode])
+
+
+def _report_drift(mode: str, results: list[dict[str, Any]]) -> None:
+    labels = {"ab": "A/B", "abba": "run-level ABBA", "rerun": "re-run rule"}
+    if mode == "neighbour":
+        labels["ab"] = "interleaved A/B"
+    for side in ("aa", "slow"):
+        for rule, label in labels.items():
+            runs = [c for r in results for c in r["drift"].get(f"{rule}_{side}", [])]
+            if not runs:
+                continue
             called = sum(1 for c in runs if c["decision"] == "regression")
             held = sum(1 for c in runs if c["decision"] == "held_back")
-            print(f"drift ({label}): {called} of {len(runs)} called a regression ({held} held back by contention)")
+            line = f"drift, {mode} ({label}, {'A/A' if side == 'aa' else 'slow'}): {called} of {len(runs)} called a "
+            line += f"regression ({held} held back by contention)"
+            if mode == "neighbour":
+                shares = [c["neighbour_on_share"] for c in runs]
+                walls = [c["wall_s"] for c in runs]
+                line += (f"; neighbour on {100 * statistics.fmean(shares):.0f}% of the time (mean), "
+                         f"median {statistics.median(walls):.0f} s a confirmation")  # fmt: skip
+            print(line)
 
 
 def main() -> int:
@@ -392,6 +445,18 @@ def main() -> int:
     parser.add_argument("--slowdowns", type=float, nargs="*", default=[2.0, 5.0, 10.0], help="percent")
     parser.add_argument("--drift", type=int, default=5, help="drift rounds (each: both rules on A/A and slow)")
     parser.add_argument("--hog-procs", type=int, default=2, help="busy processes during the speed step")
+    parser.add_argument(
+        "--drift-mode",
+        choices=["hog", "neighbour"],
+        default="hog",
+        help="hog: busy processes between baseline and candidate; neighbour: a second llama-server decoding on and "
+        "off at random moments through the round, the three rules run beside it (ab_neighbour.py)",
+    )
+    parser.add_argument("--drift-slow-every", type=int, default=1, help="neighbour rounds: the slowdown every Nth")
+    parser.add_argument("--neighbour-threads", type=int, default=1)
+    parser.add_argument("--neighbour-on-s", type=float, default=60.0, help="mean seconds a neighbour spell lasts")
+    parser.add_argument("--neighbour-off-s", type=float, default=90.0, help="mean seconds between spells")
+    parser.add_argument("--neighbour-seed", type=int, default=36)
     parser.add_argument("--max-pairs", type=int, default=8)
     parser.add_argument(
         "--threshold-pct", type=float, default=3.0, help="minimum effect (the subscription's; 2%% needs it below 2)"
