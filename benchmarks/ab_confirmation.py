@@ -171,7 +171,8 @@ def ab_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, An
 def interleaved_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dict[str, Any]:
     """Run interleaved blocks until the block rule decides; return its record.
     A block under heavy contention (ab_design.contention_call) is not judged: it
-    is run again, at most ``--heavy-retries`` times, as the rig's task retries;
+    is run again after ``--heavy-wait-s``, at most ``--heavy-retries`` times, as
+    the rig's task retries (runners/builds/ab_task.py, after retry_countdown_s);
     still heavy, the confirmation ends "held_back" (no answer, no alarm). The
     record keeps every block measured, judged or not."""
     blocks: list[dict[str, Any]] = []
@@ -185,6 +186,8 @@ def interleaved_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dic
                 if block["contention"] != "heavy" and not block["error"]:
                     judged.append(block)
                     break
+                if block["contention"] == "heavy":
+                    time.sleep(bench.args.heavy_wait_s)  # the rig task's retry countdown, shortened
             else:
                 return {"design": "interleaved", "decision": "held_back", "effect_pct": None, "p_value": None,
                         "n_pairs": len(judged), "reason": "a block stayed under heavy contention",
@@ -482,6 +485,9 @@ def main() -> int:
     )
     parser.add_argument("--reps-per-side", type=int, default=12, help="an interleaved block's repetitions a build")
     parser.add_argument("--heavy-retries", type=int, default=3, help="re-runs of a block under heavy contention")
+    parser.add_argument(
+        "--heavy-wait-s", type=float, default=0.0, help="wait before such a re-run (a rig waits retry_countdown_s)"
+    )
     parser.add_argument(
         "--compute-slowdowns", help="ab_slowdowns.py's JSON: compute commits of these sizes, not sleeps"
     )
