@@ -180,13 +180,13 @@ def interleaved_confirm(bench: Bench, a_bin: str, b_bin: str, plan: Plan) -> dic
     outcome = None
     while outcome is None or outcome.decision == Decision.CONTINUE:
         for _ in range(plan.next_batch(len(judged)) or plan.first_pairs):
-            for _attempt in range(bench.args.heavy_retries + 1):
+            for attempt in range(bench.args.heavy_retries + 1):
                 block = bench.block(a_bin, b_bin, len(judged))
                 blocks.append(block)
                 if block["contention"] != "heavy" and not block["error"]:
                     judged.append(block)
                     break
-                if block["contention"] == "heavy":
+                if block["contention"] == "heavy" and attempt < bench.args.heavy_retries:
                     time.sleep(bench.args.heavy_wait_s)  # the rig task's retry countdown, shortened
             else:
                 return {"design": "interleaved", "decision": "held_back", "effect_pct": None, "p_value": None,
