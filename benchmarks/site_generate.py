@@ -164,8 +164,8 @@ RUN_COLUMNS = [
     "id", "uuid", "rig_id", "stack_id", "model_file_id", "configuration_id", "workload_id", "status",
     "failure_reason", "provenance", "report_key", "comparison_key", "started_at", "finished_at", "created_at",
     "updated_at", "notes", "fingerprint", "server_log_tail", "extra", "summary_source", "n_samples",
-    "decode_tokens_per_s_mean", "decode_tokens_per_s_median", "decode_tokens_per_s_stdev", "decode_tokens_per_s_min",
-    "decode_tokens_per_s_max", "decode_tokens_per_s_range", "decode_tokens_per_s_ci95_low",
+    "failed_checks", "decode_tokens_per_s_mean", "decode_tokens_per_s_median", "decode_tokens_per_s_stdev",
+    "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "decode_tokens_per_s_ci95_low",
     "decode_tokens_per_s_ci95_high", "prefill_tokens_per_s_mean", "ttft_ms_mean", "acceptance_pct", "power_w_mean",
     "energy_j_total", "tokens_per_kwh",
 ]  # fmt: skip
@@ -233,6 +233,7 @@ class RunFactory:
         drafted = [rng.randint(1500, 1700) if spec else None for _ in range(reps)]
         accepted = [int(d * rng.uniform(0.6, 0.9)) if d else None for d in drafted]
         power = rng.uniform(120, 850)
+        output_ok = [rng.random() > 0.01 for _ in range(reps)]
         energy = [power * 2000 / t for t in tps]
         summary = stats.summarize(tps)
         assert summary is not None
@@ -242,14 +243,15 @@ class RunFactory:
             run_id, uuid.UUID(int=rng.getrandbits(128)), rig.pk, stack.pk, model.pk, config.pk, workload.pk,
             "finished", "", "measured", "", self._key(rig, model, workload), created, created + timedelta(minutes=4),
             created, created, "", json.dumps({"gpus": catalog["rig_gpus"][rig.pk]}), "", "{}", "samples", reps,
-            summary.mean, summary.median, summary.stdev, summary.min, summary.max, summary.range, summary.ci95_low,
-            summary.ci95_high, rng.uniform(300, 3000), rng.uniform(50, 900), stats.acceptance_pct(drafted, accepted),
-            power, total_energy, stats.tokens_per_kwh(2000 * reps, total_energy),
+            output_ok.count(False), summary.mean, summary.median, summary.stdev, summary.min, summary.max,
+            summary.range, summary.ci95_low, summary.ci95_high, rng.uniform(300, 3000), rng.uniform(50, 900),
+            stats.acceptance_pct(drafted, accepted), power, total_energy,
+            stats.tokens_per_kwh(2000 * reps, total_energy),
         )  # fmt: skip
         samples = [
             (
                 run_id, i + 1, tps[i], tps[i] * 0.995, rng.uniform(300, 3000), rng.uniform(50, 900), 120, 2000,
-                drafted[i], accepted[i], energy[i], power, power * 1.1, "length", rng.random() > 0.01, "[]", "[]",
+                drafted[i], accepted[i], energy[i], power, power * 1.1, "length", output_ok[i], "[]", "[]",
             )
             for i in range(reps)
         ]  # fmt: skip

@@ -71,6 +71,7 @@ def test_a_chunk_is_stored_with_samples_that_match_its_summaries(factory) -> Non
         assert len(tps) == run.n_samples == 4
         assert run.decode_tokens_per_s_mean == pytest.approx(statistics.fmean(tps))
         assert run.decode_tokens_per_s_stdev == pytest.approx(statistics.stdev(tps))
+        assert run.failed_checks == samples.filter(output_ok=False).count()
 
 
 def test_the_spreads_the_loading_sessions_skipped_are_stored_again(factory) -> None:

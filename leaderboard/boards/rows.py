@@ -203,7 +203,7 @@ ROW_VALUES = (
     "decode_tokens_per_s_min", "decode_tokens_per_s_max", "decode_tokens_per_s_range", "power_w_mean",
     "tokens_per_kwh", "provenance", "source__title", "source__url", "created_at", "summary_source",
     "cost_usd_per_mtok", "source__published_date", "model_file_id", "source_id", "source__author_handle",
-    "source__key", "workload__repetitions",
+    "source__key", "workload__repetitions", "failed_checks",
 )  # fmt: skip
 
 
@@ -214,12 +214,11 @@ def row_from_values(
     usd_per_kwh: float,
     gpu_models: tuple[str, ...] = (),
     vram_peak_mib: float | None = None,
-    failed_checks: int = 0,
     decode_share_of_bound: float | None = None,
 ) -> LeaderboardRow:
     """Return the leaderboard row of one run given as ``ROW_VALUES`` (a
-    ``values()`` dict), its rig's GPU label and GPU models, and its samples'
-    peak VRAM and failed output checks, and its stored share of the bound: the one place a
+    ``values()`` dict), its rig's GPU label and GPU models, its samples'
+    peak VRAM and its stored share of the bound: the one place a
     row is built."""
     return LeaderboardRow(
         run_id=v["pk"],
@@ -259,7 +258,7 @@ def row_from_values(
         cost_usd_per_mtok=v["cost_usd_per_mtok"],
         published_date=v["source__published_date"] or "",
         vram_peak_mib=vram_peak_mib,
-        failed_checks=failed_checks,
+        failed_checks=v["failed_checks"],
         model_file_id=v["model_file_id"],
         gpu_models=gpu_models,
         source_id=v["source_id"],
@@ -286,7 +285,6 @@ def run_row(run: Run, *, usd_per_kwh: float) -> LeaderboardRow:
         usd_per_kwh=usd_per_kwh,
         gpu_models=tuple(dict.fromkeys(g.model for g in run.rig.gpus.all())),
         vram_peak_mib=max((s.vram_peak_mib for s in samples if s.vram_peak_mib is not None), default=None),
-        failed_checks=sum(1 for s in samples if s.output_ok is False),
         decode_share_of_bound=_stored_share(run),
     )
 

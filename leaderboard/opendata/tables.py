@@ -160,6 +160,7 @@ RUNS = Table(
             "workload__repetitions",
         ),
         Column("n_samples", INT, "Stored repetitions (rows in the repetitions table); 0 for a published summary."),
+        Column("failed_checks", INT, "Repetitions whose output check failed; a run with any is not ranked."),
         Column("decode_tokens_per_s_mean", FLOAT, _STATS + _PUBLISHED + ". Generation speed, tokens/s."),
         Column("decode_tokens_per_s_median", FLOAT, "Median over the repetitions, tokens/s."),
         Column("decode_tokens_per_s_stdev", FLOAT, "Sample standard deviation (n−1), tokens/s; " + _PUBLISHED + "."),

@@ -29,6 +29,7 @@ from leaderboard.results.models import (
     Workload,
 )
 from leaderboard.results.services.rigs import rig_token_issue, rig_token_revoke
+from leaderboard.results.services.summary import run_summary_update
 
 
 class RigGpuInline(admin.TabularInline):
@@ -182,6 +183,7 @@ class RunAdmin(admin.ModelAdmin):
         "comparison_key",
         "summary_source",
         "n_samples",
+        "failed_checks",
         "decode_tokens_per_s_mean",
         "decode_tokens_per_s_median",
         "decode_tokens_per_s_stdev",
@@ -193,6 +195,13 @@ class RunAdmin(admin.ModelAdmin):
         "updated_at",
     ]
     inlines = [SampleInline, SweepPointInline]
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Save the inlines, then recompute the run's summary from its samples as they now
+        are: a sample edited here (an output check overturned) moves the figures and the
+        failed-check count the boards rank by, never leaves them stale."""
+        super().save_related(request, form, formsets, change)
+        run_summary_update(run=form.instance)
 
 
 @admin.register(Source)

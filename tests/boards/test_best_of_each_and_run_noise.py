@@ -14,9 +14,9 @@ from django.test import Client
 
 from leaderboard.boards.filters import best_of_each_configuration
 from leaderboard.boards.selectors.noise import NOISE_MARGIN_SDS
-from leaderboard.results.models import CONFIGURATION_GROUP, Run, Sample
+from leaderboard.results.models import CONFIGURATION_GROUP, Run
 from leaderboard.results.services.published import published_import
-from tests.fixtures.boards import run_ids_in
+from tests.fixtures.boards import run_ids_in, samples_from
 
 pytestmark = pytest.mark.django_db
 
@@ -62,8 +62,10 @@ def test_the_best_of_each_configuration_agrees_with_the_plain_definition(board_r
 
 def test_best_of_each_leaves_out_a_failed_check_and_keeps_the_next_fastest(client: Client, board_run) -> None:
     good = board_run(tps=[100.0, 101.0])
-    broken = board_run(tps=[300.0, 301.0])
-    Sample.objects.filter(run=broken, index=1).update(output_ok=False)
+    failing = samples_from([300.0, 301.0])
+    failing[0]["output_ok"] = False
+    broken = board_run(samples=failing)
+    assert broken.failed_checks == 1
 
     assert run_ids_in(client.get("/?best=on").text) == [good.pk]
     assert run_ids_in(client.get("/?best=on&failed=on").text) == [broken.pk]

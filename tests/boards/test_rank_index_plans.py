@@ -89,3 +89,15 @@ def test_a_gpu_pages_latest_runs_walk_the_recent_index_newest_first(client, runs
     plan = _plan(sql)
     assert "Index Only Scan using run_recent_idx" in plan, plan
     assert "Sort" not in plan.replace("Sort Key", ""), plan
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's plans")
+def test_a_gpu_pages_count_leaves_failed_checks_out_from_the_ranking_index_alone(client, runs) -> None:
+    # Runs with a failed output check are left out by the count kept with the summary, which
+    # the rank index carries: the capped count probed the samples table per run (145 ms at 10M).
+    sql = _page_query(client, "/gpus/H100 PCIe/", "SELECT COUNT(*)", '"results_run"')
+    assert "results_sample" not in sql and '"failed_checks" = 0' in sql, sql
+    plan = _plan(sql)
+    # Which rank index the planner walks depends on the rows (here the rig's); each carries the count.
+    assert "Index Only Scan using run_" in plan and "failed_checks = 0" in plan, plan
+    assert "Index Scan using run_" not in plan, plan

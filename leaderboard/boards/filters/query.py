@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import CharField, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Concat
 
-from leaderboard.results.models import CONFIGURATION_GROUP, ModelFile, Provenance, Rig, RigGpu, Run, Sample, Workload
+from leaderboard.results.models import CONFIGURATION_GROUP, ModelFile, Provenance, Rig, RigGpu, Run, Workload
 
 # The form fields that narrow the runs by one lookup each, when given.
 _FIELD_LOOKUPS = {
@@ -73,9 +73,9 @@ def runs_filter(
         named_files = ModelFile.objects.filter(name__icontains=term).values("pk")
         queryset = queryset.filter(Q(rig_id__in=rigs) | Q(model_file_id__in=named_files))
     if not data.get("failed"):
-        # A fast but broken run is not a winner: runs with a failed output check
-        # are left out unless asked for (the partial index sample_failed_check_idx).
-        queryset = queryset.exclude(Exists(Sample.objects.filter(run=OuterRef("pk"), output_ok=False)))
+        # A fast but broken run is not a winner: runs with a failed output check are left
+        # out unless asked for (the count kept with the summary, in the rank indexes).
+        queryset = queryset.filter(failed_checks=0)
     if data.get("best"):
         queryset = best_of_each_configuration(queryset)
     return queryset

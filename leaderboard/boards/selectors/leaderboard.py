@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from django.conf import settings
-from django.core.paginator import Page, Paginator
-from django.db.models import Count, Max, Q, QuerySet
+from django.core.paginator import Page
+from django.db.models import Count, Max, QuerySet
 from django.http import QueryDict
 from django.utils.http import urlencode
 
@@ -32,6 +31,7 @@ from leaderboard.boards.filters import (
 )
 from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
 from leaderboard.core.datacache import while_data_unchanged
+from leaderboard.core.paging import CappedCountPaginator
 from leaderboard.results.models import Rig, RigGpu, Run, RunBoundShare, RunStatus, Sample, Workload, gpu_label
 
 
@@ -46,17 +46,11 @@ def usd_per_kwh_from(raw: Any) -> float:
     return value
 
 
-class CappedPaginator(Paginator):
-    """A paginator that counts at most ``COUNT_CAP`` matches: past that, an exact
-    count costs a scan of every matching run on each page view while nobody
-    pages through 10,000 rows. ``capped`` says the true count is larger."""
+class RankedPaginator(CappedCountPaginator):
+    """The board's capped count, with its rows sliced from ``window(rows)`` when given."""
 
-    COUNT_CAP = 10_000
-    capped = False
-
-    def __init__(self, *args: Any, count_cap: int = COUNT_CAP, window: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, window: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.count_cap = count_cap
         self.window = window
 
     def page(self, number: Any) -> Page[Any]:
@@ -70,13 +64,6 @@ class CappedPaginator(Paginator):
         if top + self.orphans >= self.count:
             top = self.count
         return Page(self.window(top)[bottom:top], number, self)
-
-    @cached_property
-    def count(self) -> int:
-        # Unordered: counting needs no ORDER BY, and without one PostgreSQL counts from the rank index.
-        found = self.object_list.order_by()[: self.count_cap + 1].count()  # type: ignore[attr-defined]
-        self.capped = found > self.count_cap
-        return min(found, self.count_cap)
 
 
 BEST_COUNT_CAP = 1_000
@@ -96,17 +83,17 @@ class LeaderboardView:
 
 def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
     """Return the leaderboard rows of these runs in the order of ``ids``, in four
-    queries (the runs' columns, their samples' peak VRAM and failed checks, their
-    stored shares of the bound, their rigs' GPUs). Plain values, not model instances: building seven model objects
-    per row cost more than the SQL."""
+    queries (the runs' columns, their samples' peak VRAM, their stored shares of the
+    bound, their rigs' GPUs). Plain values, not model instances: building seven model
+    objects per row cost more than the SQL."""
     values = {v["pk"]: v for v in Run.objects.filter(pk__in=ids).order_by().values(*ROW_VALUES)}
-    sample_facts = {
-        v["run_id"]: v
-        for v in Sample.objects.filter(run_id__in=ids)
+    peak_vram = dict(
+        Sample.objects.filter(run_id__in=ids)
         .order_by()
         .values("run_id")
-        .annotate(vram=Max("vram_peak_mib"), failed=Count("pk", filter=Q(output_ok=False)))
-    }
+        .annotate(vram=Max("vram_peak_mib"))
+        .values_list("run_id", "vram")
+    )
     # Its own query, by primary key: joined into the one above (nine tables, past the
     # planner's join_collapse_limit) it read the whole share table (a hash join).
     shares = dict(RunBoundShare.objects.filter(run_id__in=ids).values_list("run_id", "decode_share"))
@@ -123,15 +110,13 @@ def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
         v = values.get(run_id)
         if v is None:
             continue
-        facts = sample_facts.get(run_id, {})
         rows.append(
             row_from_values(
                 v,
                 gpus=gpu_label(gpus.get(v["rig_id"], [])),
                 usd_per_kwh=usd_per_kwh,
                 gpu_models=tuple(dict.fromkeys(model for model, _ in gpus.get(v["rig_id"], []))),
-                vram_peak_mib=facts.get("vram"),
-                failed_checks=facts.get("failed") or 0,
+                vram_peak_mib=peak_vram.get(run_id),
                 decode_share_of_bound=shares.get(run_id),
             )
         )
@@ -213,7 +198,7 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
 
     # "Best of each" costs an index probe per run counted (filters.best_of_each_configuration),
     # so it counts at most BEST_COUNT_CAP: 10,000 probes took ~70 ms at 100k runs.
-    cap = BEST_COUNT_CAP if form.cleaned_data.get("best") else CappedPaginator.COUNT_CAP
+    cap = BEST_COUNT_CAP if form.cleaned_data.get("best") else CappedCountPaginator.COUNT_CAP
     window = None
     if ranking.lstrip("-") in WINDOWED_SORTS:
 
@@ -228,7 +213,7 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
 
             return ranked(model_rank_window(filtered, runs_of_file, model_files, rows=rows))
 
-    paginator = CappedPaginator(ranked(filtered), per_page, count_cap=cap, window=window)
+    paginator = RankedPaginator(ranked(filtered), per_page, count_cap=cap, window=window)
     page = paginator.get_page(params.get("page"))
     rows = rows_by_ids(list(page.object_list), usd_per_kwh=usd_per_kwh)
     return LeaderboardView(form, rows, page, sort, per_page, usd_per_kwh, paginator.count, paginator.capped)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, F, OuterRef, Prefetch
+from django.db.models import F, Prefetch
 
 from leaderboard.boards.rows import LeaderboardRow
 from leaderboard.results.models import RigGpu, Run, RunQuerySet, RunStatus, Sample, SweepPoint
@@ -97,7 +97,7 @@ def same_key_peers(*, run: Run, usd_per_kwh: float, limit: int = MAX_COMPARED - 
         Run.objects.public()
         .filter(comparison_key=run.comparison_key, status=RunStatus.FINISHED, decode_tokens_per_s_mean__isnull=False)
         .exclude(pk=run.pk)
-        .exclude(Exists(Sample.objects.filter(run=OuterRef("pk"), output_ok=False)))
+        .filter(failed_checks=0)
         .order_by("-decode_tokens_per_s_mean", "-pk")
         .values_list("pk", flat=True)[:limit]
     )

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from functools import cached_property
 from typing import Any
 
-from django.core.paginator import InvalidPage, Page, Paginator
+from django.core.paginator import InvalidPage, Page
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
+
+from leaderboard.core.paging import CappedCountPaginator
 
 
 class Pagination(PageNumberPagination):
@@ -22,20 +23,9 @@ class Pagination(PageNumberPagination):
     max_page_size = 200
 
 
-class CappedPaginator(Paginator):
-    """A paginator that counts at most ``COUNT_CAP`` rows: an exact count of a big
-    table costs a scan of every row on each request. Past the cap (``capped``),
-    any page number is served, and a full page says there may be a next one."""
-
-    COUNT_CAP = 10_000
-    capped = False
-
-    @cached_property
-    def count(self) -> int:
-        # Unordered: counting needs no ORDER BY; the LIMIT stops the scan at the cap.
-        found = self.object_list.order_by()[: self.COUNT_CAP + 1].count()  # type: ignore[attr-defined]
-        self.capped = found > self.COUNT_CAP
-        return min(found, self.COUNT_CAP)
+class CappedPaginator(CappedCountPaginator):
+    """The API lists' capped count: past the cap (``capped``), any page number is
+    served, and a full page says there may be a next one."""
 
     def validate_number(self, number: Any) -> int:
         if self.count and self.capped:

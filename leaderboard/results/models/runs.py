@@ -82,6 +82,10 @@ class Run(models.Model):
     # Summary, computed by the service (or published, for reported runs).
     summary_source = models.CharField(max_length=16, choices=SummarySource.choices, default=SummarySource.NONE)
     n_samples = models.PositiveIntegerField(default=0)
+    # Repetitions whose output check failed: a run with any is never ranked (a fast but
+    # broken run is not a winner). Kept with the summary, and in the rank indexes below,
+    # so a board's filter reads no sample (a per-run probe cost 145 ms a GPU page at 10M).
+    failed_checks = models.PositiveIntegerField(default=0, help_text="Repetitions whose output check failed.")
     decode_tokens_per_s_mean = models.FloatField(null=True, blank=True, db_index=True)
     decode_tokens_per_s_median = models.FloatField(null=True, blank=True)
     decode_tokens_per_s_stdev = models.FloatField(null=True, blank=True)
@@ -112,7 +116,7 @@ class Run(models.Model):
                 models.F("decode_tokens_per_s_mean").desc(),
                 models.F("id").desc(),
                 name="run_ranked_idx",
-                include=["rig", "workload", "configuration"],
+                include=["rig", "workload", "configuration", "failed_checks"],
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             # Partial indexes over what the leaderboard ranks (finished runs
@@ -153,6 +157,7 @@ class Run(models.Model):
                 models.F("decode_tokens_per_s_mean").desc(),
                 models.F("id").desc(),
                 name="run_rig_rank_idx",
+                include=["failed_checks"],
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             # A rig's run-to-run spreads (boards/selectors/noise.py) aggregate its measured
@@ -172,7 +177,7 @@ class Run(models.Model):
                 name="run_model_created_idx",
                 # provenance and source: a date filter tells a reported run's date from a
                 # measured run's on them; without them its count read the table (issue 24).
-                include=["id", "rig", "decode_tokens_per_s_mean", "provenance", "source"],
+                include=["id", "rig", "decode_tokens_per_s_mean", "provenance", "source", "failed_checks"],
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             # The few runs with a published price: a sort on the shown cost reads those
@@ -191,7 +196,7 @@ class Run(models.Model):
                 models.F("decode_tokens_per_s_mean").desc(),
                 models.F("id").desc(),
                 name="run_model_rank_idx",
-                include=["rig", "workload", "created_at", "provenance", "source"],
+                include=["rig", "workload", "created_at", "provenance", "source", "failed_checks"],
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
         ]

@@ -9,9 +9,9 @@ from leaderboard.results.hardware.stored import store_ranked_shares
 from leaderboard.results.models import Run, Sample, SummarySource, SweepPoint
 from runners import stats
 
-SUMMARY_FIELDS = [
-    "summary_source",
-    "n_samples",
+# What the samples count; then the figures, None without them.
+COUNT_FIELDS = ["summary_source", "n_samples", "failed_checks"]
+FIGURE_FIELDS = [
     "decode_tokens_per_s_mean",
     "decode_tokens_per_s_median",
     "decode_tokens_per_s_stdev",
@@ -27,6 +27,7 @@ SUMMARY_FIELDS = [
     "energy_j_total",
     "tokens_per_kwh",
 ]
+SUMMARY_FIELDS = [*COUNT_FIELDS, *FIGURE_FIELDS]
 # cost_usd_per_mtok is published only (an API price), never computed here.
 
 
@@ -52,10 +53,11 @@ def run_summary_apply(*, run: Run, samples: list[Sample], sweep_points: Sequence
     ``summary_source='sweep'``, n = 0); else it gets no figures."""
     if not samples:
         if run.summary_source not in (SummarySource.PUBLISHED, SummarySource.PRINTED):
-            for field in SUMMARY_FIELDS[2:]:
+            for field in FIGURE_FIELDS:
                 setattr(run, field, None)
             run.summary_source = SummarySource.NONE
             run.n_samples = 0
+            run.failed_checks = 0
             headline = sweep_headline(sweep_points)
             if headline is not None:
                 run.summary_source = SummarySource.SWEEP
@@ -70,6 +72,7 @@ def run_summary_apply(*, run: Run, samples: list[Sample], sweep_points: Sequence
     summary = stats.summarize(decode_present)
     run.summary_source = SummarySource.SAMPLES
     run.n_samples = len(samples)
+    run.failed_checks = sum(1 for s in samples if s.output_ok is False)
     run.decode_tokens_per_s_mean = summary.mean if summary else None
     run.decode_tokens_per_s_median = summary.median if summary else None
     run.decode_tokens_per_s_stdev = summary.stdev if summary else None
@@ -94,8 +97,13 @@ def run_summary_apply(*, run: Run, samples: list[Sample], sweep_points: Sequence
 
 
 def run_summary_update(*, run: Run) -> Run:
-    """Recompute and save ``run``'s summary from its stored samples; return it."""
-    run_summary_apply(run=run, samples=list(run.samples.all()), sweep_points=list(run.sweep_points.all()))
+    """Recompute and save ``run``'s summary from its stored samples; return it. Read from the
+    database, not ``run``'s prefetched rows (a run as created carries its samples as sent)."""
+    run_summary_apply(
+        run=run,
+        samples=list(Sample.objects.filter(run=run)),
+        sweep_points=list(SweepPoint.objects.filter(run=run)),
+    )
     run.save(update_fields=[*SUMMARY_FIELDS, "updated_at"])
     store_ranked_shares([run])
     return run
