@@ -4,6 +4,8 @@
 from django.db import migrations, models
 from django.db.models import Count, OuterRef, Subquery
 
+from leaderboard.results.operations import AddColumnInPlace
+
 
 def count_failed_checks(apps, schema_editor):
     """Store each run's failed-check count from its samples (only runs with one are touched)."""
@@ -33,7 +35,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
+        AddColumnInPlace(
             model_name="run",
             name="failed_checks",
             field=models.PositiveIntegerField(default=0, help_text="Repetitions whose output check failed."),
