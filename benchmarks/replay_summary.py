@@ -5,6 +5,13 @@ run's repetitions, and every verdict with its effect, p and A/B answer.
 
     python benchmarks/replay_summary.py benchmarks/results/replay-11434-12/replay.json
 
+A window replayed in segments (one per session or machine, each segment's first
+release the last one of the segment before, so every step is judged on one
+machine by its own A/B blocks) prints as one table, a segment column first:
+
+    python benchmarks/replay_summary.py benchmarks/results/replay-10331-8/replay.json \
+        benchmarks/results/replay-10405-8/replay.json
+
 Reads only the replay's own JSON (rigboard-replay/1, written by
 ``manage.py replay_releases --json``): no database.
 """
@@ -39,12 +46,46 @@ def _verdict(v: dict[str, Any]) -> str:
     return words
 
 
+def _reference_keys(document: dict[str, Any]) -> list[str]:
+    return [r["name"] for r in document.get("references") or []]
+
+
 def table(document: dict[str, Any]) -> str:
-    references = [r["name"] for r in document.get("references") or []]
-    head = ["release", "build s", "bench s", "load 1 min", *[f"{r}: median t/s" for r in references]]
+    return window_table([document])
+
+
+def window_table(documents: list[dict[str, Any]]) -> str:
+    """One row per release; with more than one segment, a segment column first and
+    each later segment's first release (the baseline its steps start from, judged
+    as the last step of the segment before) left out."""
+    references = _reference_keys(documents[0])
+    for document in documents[1:]:
+        if _reference_keys(document) != references:
+            raise SystemExit(f"the segments' reference configurations differ: {_reference_keys(document)}")
+    segmented = len(documents) > 1
+    head = ["segment"] if segmented else []
+    head += ["release", "build s", "bench s", "load 1 min", *[f"{r}: median t/s" for r in references]]
     head += [f"{r}: verdict" for r in references]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for release in document.get("releases") or []:
+    last_release = None
+    for number, document in enumerate(documents, start=1):
+        releases = list(document.get("releases") or [])
+        if last_release is not None and releases and releases[0]["release"] == last_release:
+            releases = releases[1:]
+        elif last_release is not None and releases:
+            raise SystemExit(
+                f"segment {number} starts at b{releases[0]['release']}, not at b{last_release} "
+                "(the segment before's last release): the step between them is not judged"
+            )
+        if document.get("releases"):
+            last_release = document["releases"][-1]["release"]
+        lines += [("| " + str(number) + " " if segmented else "") + row for row in _rows(releases, references)]
+    return "\n".join(lines)
+
+
+def _rows(releases: list[dict[str, Any]], references: list[str]) -> list[str]:
+    lines = []
+    for release in releases:
         build = release.get("build") or {}
         time_s = build.get("build_time_s")
         built = "–" if time_s is None else f"{time_s:.0f}" + (" (cache)" if build.get("cached") else "")
@@ -56,16 +97,19 @@ def table(document: dict[str, Any]) -> str:
         cells += ["–" if m is None else f"{m:.2f}" for m in medians]
         cells += [_verdict(verdicts[r]) if r in verdicts else "–" for r in references]
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("replay", type=Path, help="the replay's JSON (rigboard-replay/1)")
+    parser.add_argument(
+        "replay", type=Path, nargs="+", help="the replay's JSON (rigboard-replay/1), or its segments in order"
+    )
     args = parser.parse_args(argv)
-    document = json.loads(args.replay.read_text())
-    print(document.get("label", ""))
-    print(table(document))
+    documents = [json.loads(path.read_text()) for path in args.replay]
+    for number, document in enumerate(documents, start=1):
+        print((f"segment {number}: " if len(documents) > 1 else "") + document.get("label", ""))
+    print(window_table(documents))
     return 0
 
 

@@ -51,3 +51,30 @@ def test_each_release_is_a_row_with_its_median_and_its_verdict(tmp_path: Path, c
         "| [b2](https://github.com/ggml-org/llama.cpp/releases/tag/b2) | 87 (cache) | 45 | 0.4 | 72.00 |"
     )
     assert "regression -5.0% (p 0.0013); A/B 4 pairs -4.9% [-6.1, -3.7]: ab_confirmed" in lines[4]
+
+
+def test_a_window_in_segments_is_one_table_with_each_step_once(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    first, second, gap = tmp_path / "one.json", tmp_path / "two.json", tmp_path / "gap.json"
+    refs = [{"name": r} for r in REFS]
+    first.write_text(
+        json.dumps({"label": "VM one", "references": refs, "releases": [_release(1, [70.0]), _release(2, [71.0])]})
+    )
+    second.write_text(
+        json.dumps({"label": "VM two", "references": refs, "releases": [_release(2, [90.0]), _release(3, [91.0])]})
+    )
+    gap.write_text(json.dumps({"label": "VM three", "references": refs, "releases": [_release(4, [90.0])]}))
+
+    assert main([str(first), str(second)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["segment 1: VM one", "segment 2: VM two"]
+    assert lines[2].startswith("| segment | release |")
+    rows = lines[4:]
+    # b2 is the second segment's baseline (its row there has no verdict): shown once, from the first segment.
+    tag = "https://github.com/ggml-org/llama.cpp/releases/tag/"
+    assert [row.split(" | ")[:2] for row in rows] == [
+        ["| 1", f"[b1]({tag}b1)"], ["| 1", f"[b2]({tag}b2)"], ["| 2", f"[b3]({tag}b3)"]
+    ]  # fmt: skip
+    assert " 71.00 " in rows[1] and " 91.00 " in rows[2]
+    with pytest.raises(SystemExit, match="segment 2 starts at b4, not at b2"):
+        main([str(first), str(gap)])
