@@ -10,6 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
 from leaderboard.regressions.ab_blocks import Block, judged_blocks
 from leaderboard.regressions.ab_power import BlockNoise, BlockSizing, pooled_block_noise, size_blocks
 from leaderboard.regressions.models import AaCheck, AaStatus, Subscription
@@ -119,18 +122,22 @@ def block_figures(blocks: list[dict]) -> list[float]:
 
 def rigs_block_noise(*, rig_ids: Iterable[int]) -> dict[int, BlockNoise]:
     """Return each rig's block noise, pooled over its last ``NOISE_CHECKS``
-    settled interleaved A/A checks (rigs without any left out), in one query."""
-    settled = AaCheck.objects.filter(status=AaStatus.SETTLED, design=AbDesign.INTERLEAVED)
+    settled interleaved A/A checks (rigs without any left out), in one query:
+    a window numbers each rig's checks, newest first, so a rig with a year of
+    checks reads its last ``NOISE_CHECKS``, not all of them."""
+    newest_first = [F("settled_at").desc(), F("id").desc()]
     rows = (
-        settled.filter(subscription__rig_id__in=list(rig_ids))
-        .order_by("-settled_at", "-id")
+        AaCheck.objects.filter(
+            status=AaStatus.SETTLED, design=AbDesign.INTERLEAVED, subscription__rig_id__in=list(rig_ids)
+        )
+        .annotate(recency=Window(RowNumber(), partition_by=F("subscription__rig_id"), order_by=newest_first))
+        .filter(recency__lte=NOISE_CHECKS)
+        .order_by(*newest_first)
         .values_list("subscription__rig_id", "blocks")
     )
     figures: dict[int, list[list[float]]] = {}
     for rig_id, blocks in rows:
-        kept = figures.setdefault(rig_id, [])
-        if len(kept) < NOISE_CHECKS:
-            kept.append(block_figures(blocks))
+        figures.setdefault(rig_id, []).append(block_figures(blocks))
     return {i: noise for i, checks in figures.items() if (noise := pooled_block_noise(checks)) is not None}
 
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 from leaderboard.intake.models import RigOwnership
 from leaderboard.regressions.ab_power import BlockNoise, size_blocks
 from leaderboard.regressions.models import AaCheck, AaStatus
-from leaderboard.regressions.selectors_aa import subscription_block_sizing
+from leaderboard.regressions.selectors_aa import NOISE_CHECKS, rigs_block_noise, subscription_block_sizing
 from leaderboard.regressions.services.aa_checks import aa_check_queue
 from leaderboard.regressions.services.confirmation import blocks_report_receive
 from leaderboard.regressions.services.verdict_blocks import verdict_blocks_queue
@@ -89,6 +89,16 @@ def test_a_noisy_rigs_a_a_checks_size_its_next_confirmation_which_says_what_it_r
     assert f"rig's A/A block SD {expected.sd_pct:.2f}%" in verdict.reason
     slow.refresh_from_db()
     assert slow.accepted  # an unconfirmed change does not stand
+
+
+def test_a_rigs_noise_is_pooled_over_its_last_checks_only(subscribed) -> None:  # noqa: F811
+    sub, ref = subscribed
+    _aa_history(sub, ref, [[1.3, 0.7, 1.4, 0.6]] * 2)  # two wild checks, then NOISE_CHECKS calm ones
+    calm = _aa_history(sub, ref, [[1.01, 0.99, 1.0, 1.02], [0.98, 1.0, 1.03, 0.99]] * (NOISE_CHECKS // 2))
+    noise = rigs_block_noise(rig_ids=[sub.rig_id])[sub.rig_id]
+    assert (noise.n_checks, noise.n_blocks) == (NOISE_CHECKS, 4 * NOISE_CHECKS)
+    assert noise.sd_pct == pytest.approx(_expected(calm).sd_pct)
+    assert rigs_block_noise(rig_ids=[sub.rig_id + 1]) == {}
 
 
 def test_too_few_a_a_blocks_leave_the_subscriptions_limit(subscribed, client) -> None:  # noqa: F811
