@@ -33,6 +33,22 @@ def _median_judged(release: dict[str, Any], reference: str) -> float | None:
     return None
 
 
+# The A/B answer in the site's words (regressions/states.py, words.py): a step the first run
+# called no change and the blocks agreed with is "no change by A/B".
+_ANSWERS = {
+    "ab_confirmed": "reproduced by A/B",
+    "ab_refuted": "not reproduced by A/B",
+    "ab_found": "found by A/B",
+}
+
+
+def _answer(v: dict[str, Any]) -> str:
+    confirmation = v.get("confirmation") or ""
+    if confirmation == "ab_confirmed" and v.get("kind") == "none":
+        return "no change by A/B"
+    return _ANSWERS.get(confirmation, confirmation or "–")
+
+
 def _verdict(v: dict[str, Any]) -> str:
     if v.get("effect_pct") is None:
         return "–"
@@ -42,7 +58,7 @@ def _verdict(v: dict[str, Any]) -> str:
         low, high = ab.get("ci_pct") or [None, None]
         ci = f" [{low:+.1f}, {high:+.1f}]" if low is not None and high is not None else ""
         unit = "blocks" if ab.get("blocks") and ab.get("design") == "interleaved" else "pairs"
-        words += f"; A/B {ab['n_pairs']} {unit} {ab['effect_pct']:+.1f}%{ci}: {v.get('confirmation') or '–'}"
+        words += f"; A/B {ab['n_pairs']} {unit} {ab['effect_pct']:+.1f}%{ci}: {_answer(v)}"
     return words
 
 

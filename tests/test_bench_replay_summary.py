@@ -12,6 +12,11 @@ import pytest
 from benchmarks.replay_summary import main
 
 REFS = ["Gemma 1 thread", "Gemma 2 threads"]
+# A step its first run called no change and its blocks agreed with.
+SAME = {
+    "kind": "none", "effect_pct": 0.4, "p_value": 0.31, "confirmation": "ab_confirmed",
+    "ab": {"n_pairs": 4, "effect_pct": 0.1, "ci_pct": [-1.0, 1.2]},
+}  # fmt: skip
 
 
 def _release(number: int, tps: list[float], verdict: dict | None = None) -> dict:
@@ -50,7 +55,7 @@ def test_each_release_is_a_row_with_its_median_and_its_verdict(tmp_path: Path, c
     assert lines[4].startswith(
         "| [b2](https://github.com/ggml-org/llama.cpp/releases/tag/b2) | 87 (cache) | 45 | 0.4 | 72.00 |"
     )
-    assert "regression -5.0% (p 0.0013); A/B 4 pairs -4.9% [-6.1, -3.7]: ab_confirmed" in lines[4]
+    assert "regression -5.0% (p 0.0013); A/B 4 pairs -4.9% [-6.1, -3.7]: reproduced by A/B" in lines[4]
 
 
 def test_a_window_in_segments_is_one_table_with_each_step_once(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -60,7 +65,9 @@ def test_a_window_in_segments_is_one_table_with_each_step_once(tmp_path: Path, c
         json.dumps({"label": "VM one", "references": refs, "releases": [_release(1, [70.0]), _release(2, [71.0])]})
     )
     second.write_text(
-        json.dumps({"label": "VM two", "references": refs, "releases": [_release(2, [90.0]), _release(3, [91.0])]})
+        json.dumps(
+            {"label": "VM two", "references": refs, "releases": [_release(2, [90.0]), _release(3, [91.0], SAME)]}
+        )
     )
     gap.write_text(json.dumps({"label": "VM three", "references": refs, "releases": [_release(4, [90.0])]}))
 
@@ -76,5 +83,6 @@ def test_a_window_in_segments_is_one_table_with_each_step_once(tmp_path: Path, c
         ["| 1", f"[b1]({tag}b1)"], ["| 1", f"[b2]({tag}b2)"], ["| 2", f"[b3]({tag}b3)"]
     ]  # fmt: skip
     assert " 71.00 " in rows[1] and " 91.00 " in rows[2]
+    assert "none +0.4% (p 0.31); A/B 4 pairs +0.1% [-1.0, +1.2]: no change by A/B" in rows[2]  # the site's words
     with pytest.raises(SystemExit, match="segment 2 starts at b4, not at b2"):
         main([str(first), str(gap)])
