@@ -10,7 +10,7 @@ release the last one of the segment before, so every step is judged on one
 machine by its own A/B blocks) prints as one table, a segment column first:
 
     python benchmarks/replay_summary.py benchmarks/results/replay-10331-8/replay.json \
-        benchmarks/results/replay-10405-8/replay.json
+        benchmarks/results/replay-10362-5/replay.json
 
 Reads only the replay's own JSON (rigboard-replay/1, written by
 ``manage.py replay_releases --json``): no database.
@@ -64,10 +64,6 @@ def _verdict(v: dict[str, Any]) -> str:
 
 def _reference_keys(document: dict[str, Any]) -> list[str]:
     return [r["name"] for r in document.get("references") or []]
-
-
-def table(document: dict[str, Any]) -> str:
-    return window_table([document])
 
 
 def window_table(documents: list[dict[str, Any]]) -> str:
