@@ -25,6 +25,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from leaderboard.regressions.states import Confirmation  # noqa: E402
+
 
 def _median_judged(release: dict[str, Any], reference: str) -> float | None:
     for run in release.get("runs") or []:
@@ -33,20 +38,16 @@ def _median_judged(release: dict[str, Any], reference: str) -> float | None:
     return None
 
 
-# The A/B answer in the site's words (regressions/states.py, words.py): a step the first run
-# called no change and the blocks agreed with is "no change by A/B".
-_ANSWERS = {
-    "ab_confirmed": "reproduced by A/B",
-    "ab_refuted": "not reproduced by A/B",
-    "ab_found": "found by A/B",
-}
-
-
 def _answer(v: dict[str, Any]) -> str:
+    """The A/B answer in the site's words (its ``Confirmation`` label; words.py calls a step
+    the first run called no change and the blocks agreed with "no change by A/B")."""
     confirmation = v.get("confirmation") or ""
-    if confirmation == "ab_confirmed" and v.get("kind") == "none":
+    if confirmation == Confirmation.AB_CONFIRMED and v.get("kind") == "none":
         return "no change by A/B"
-    return _ANSWERS.get(confirmation, confirmation or "–")
+    if confirmation not in Confirmation.values:
+        return confirmation or "–"
+    label = Confirmation(confirmation).label
+    return label[:1].lower() + label[1:]
 
 
 def _verdict(v: dict[str, Any]) -> str:
