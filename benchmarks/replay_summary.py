@@ -13,7 +13,10 @@ machine by its own A/B blocks) prints as one table, a segment column first:
         benchmarks/results/replay-10362-5/replay.json
 
 Reads only the replay's own JSON (rigboard-replay/1, written by
-``manage.py replay_releases --json``): no database.
+``manage.py replay_releases --json``): no database. With ``--diffs``, a column
+says what each step changed on a CPU rig's decode path (benchmarks/release_diff.py,
+from the releases' source distributions in the build cache, fetched if missing):
+a change called where that path did not change is not upstream's doing.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,28 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from leaderboard.regressions.states import Confirmation  # noqa: E402
+from runners.builds.release_diff import by_area, changes, on_cpu_decode_path  # noqa: E402
+from runners.builds.releases import ReleaseError, sdist_fetch  # noqa: E402
+from runners.env import build_cache_dir  # noqa: E402
+
+# A step's diff on a CPU rig's decode path, in a cell: (old, new) -> words.
+Diff = Callable[[int, int], str]
+
+
+def decode_path_diff(sdists: Path) -> Diff:
+    """Return the ``--diffs`` column's cell maker, reading source distributions in ``sdists``."""
+
+    def cell(old: int, new: int) -> str:
+        try:
+            found = changes(sdist_fetch(old, sdists), old, sdist_fetch(new, sdists), new)
+        except ReleaseError as exc:
+            return f"? ({exc})"
+        on_path, files = on_cpu_decode_path(found), f"{len(found)} file{'' if len(found) == 1 else 's'}"
+        if not on_path:
+            return f"none of {files}"
+        return f"{len(on_path)} of {files}: " + ", ".join(by_area(on_path))
+
+    return cell
 
 
 def _median_judged(release: dict[str, Any], reference: str) -> float | None:
@@ -67,7 +93,7 @@ def _reference_keys(document: dict[str, Any]) -> list[str]:
     return [r["name"] for r in document.get("references") or []]
 
 
-def window_table(documents: list[dict[str, Any]]) -> str:
+def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> str:
     """One row per release; with more than one segment, a segment column first and
     each later segment's first release (the baseline its steps start from, judged
     as the last step of the segment before) left out."""
@@ -79,6 +105,7 @@ def window_table(documents: list[dict[str, Any]]) -> str:
     head = ["segment"] if segmented else []
     head += ["release", "build s", "bench s", "load 1 min", *[f"{r}: median t/s" for r in references]]
     head += [f"{r}: verdict" for r in references]
+    head += ["CPU decode path changed"] if diff else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     last_release = None
     for number, document in enumerate(documents, start=1):
@@ -90,13 +117,14 @@ def window_table(documents: list[dict[str, Any]]) -> str:
                 f"segment {number} starts at b{releases[0]['release']}, not at b{last_release} "
                 "(the segment before's last release): the step between them is not judged"
             )
+        rows = _rows(releases, references, last_release, diff)
         if document.get("releases"):
             last_release = document["releases"][-1]["release"]
-        lines += [("| " + str(number) + " " if segmented else "") + row for row in _rows(releases, references)]
+        lines += [("| " + str(number) + " " if segmented else "") + row for row in rows]
     return "\n".join(lines)
 
 
-def _rows(releases: list[dict[str, Any]], references: list[str]) -> list[str]:
+def _rows(releases: list[dict[str, Any]], references: list[str], before: int | None, diff: Diff | None) -> list[str]:
     lines = []
     for release in releases:
         build = release.get("build") or {}
@@ -109,6 +137,9 @@ def _rows(releases: list[dict[str, Any]], references: list[str]) -> list[str]:
         cells = [f"[b{release['release']}]({release['url']})", built, bench, load or "–"]
         cells += ["–" if m is None else f"{m:.2f}" for m in medians]
         cells += [_verdict(verdicts[r]) if r in verdicts else "–" for r in references]
+        if diff:
+            cells.append("–" if before is None else diff(before, release["release"]))
+        before = release["release"]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
@@ -118,11 +149,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "replay", type=Path, nargs="+", help="the replay's JSON (rigboard-replay/1), or its segments in order"
     )
+    parser.add_argument("--diffs", action="store_true", help="add what each step changed on a CPU rig's decode path")
+    parser.add_argument("--sdists", type=Path, help="where the source distributions are (default: the build cache's)")
     args = parser.parse_args(argv)
+    diff = decode_path_diff(args.sdists or build_cache_dir() / "sdists") if args.diffs else None
     documents = [json.loads(path.read_text()) for path in args.replay]
     for number, document in enumerate(documents, start=1):
         print((f"segment {number}: " if len(documents) > 1 else "") + document.get("label", ""))
-    print(window_table(documents))
+    print(window_table(documents, diff))
     return 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.replay_summary import main
+from tests.fixtures.releases import write_sdist
 
 REFS = ["Gemma 1 thread", "Gemma 2 threads"]
 # A step its first run called no change and its blocks agreed with.
@@ -86,3 +87,28 @@ def test_a_window_in_segments_is_one_table_with_each_step_once(tmp_path: Path, c
     assert "none +0.4% (p 0.31); A/B 4 pairs +0.1% [-1.0, +1.2]: no change by A/B" in rows[2]  # the site's words
     with pytest.raises(SystemExit, match="segment 2 starts at b4, not at b2"):
         main([str(first), str(gap)])
+
+
+def test_with_diffs_each_step_says_what_it_changed_on_the_cpu_decode_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Across segments too: the first step of a later segment is diffed against the
+    segment before's last release."""
+    sdists, refs = tmp_path / "sdists", [{"name": r} for r in REFS]
+    tree = {"ggml/src/ggml-cpu/ops.cpp": "ops 1", "ggml/src/ggml-metal/ggml-metal.m": "metal 1"}
+    write_sdist(sdists, 1, tree)
+    write_sdist(sdists, 2, {**tree, "ggml/src/ggml-metal/ggml-metal.m": "metal 2"})
+    write_sdist(sdists, 3, {**tree, "ggml/src/ggml-cpu/ops.cpp": "ops 3"})
+    first, second = tmp_path / "one.json", tmp_path / "two.json"
+    first.write_text(json.dumps({"references": refs, "releases": [_release(1, [70.0]), _release(2, [71.0])]}))
+    second.write_text(json.dumps({"references": refs, "releases": [_release(2, [70.0]), _release(3, [71.0])]}))
+
+    assert main([str(first), str(second), "--diffs", "--sdists", str(sdists)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].endswith(" | CPU decode path changed |")
+    assert [row.rsplit(" | ", 1)[1] for row in lines[4:]] == [
+        "– |",
+        "none of 1 file |",
+        "1 of 2 files: ggml CPU backend |",
+    ]
