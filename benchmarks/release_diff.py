@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runners.builds.release_diff import CPU_DECODE_AREAS, Change, by_area, changes, on_cpu_decode_path  # noqa: E402
+from runners.builds.release_diff import Change, by_area, changes, decode_path_areas, on_cpu_decode_path  # noqa: E402
 from runners.builds.releases import ReleaseError, sdist_fetch  # noqa: E402
 from runners.env import build_cache_dir  # noqa: E402
 from runners.files import write_atomically  # noqa: E402
@@ -43,8 +43,9 @@ def verdict(old: int, new: int, found: list[Change]) -> str:
 def render(old: int, new: int, found: list[Change], *, every_area: bool) -> list[str]:
     kinds = {kind: sum(c.kind == kind for c in found) for kind in ("added", "modified", "removed")}
     lines = [verdict(old, new, found), ", ".join(f"{n} {kind}" for kind, n in kinds.items())]
+    decode_areas = decode_path_areas()
     for name, group in by_area(found).items():
-        on_path = name in CPU_DECODE_AREAS
+        on_path = name in decode_areas
         lines.append(f"  {name} ({len(group)}){'  [CPU decode path]' if on_path else ''}")
         if on_path or every_area:
             lines += [f"    {c.kind:8} {c.path}" for c in group[:LISTED_PER_AREA]]

@@ -11,6 +11,7 @@ reader to guess.
 from __future__ import annotations
 
 import hashlib
+import platform
 import tarfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ _TOP = {
     "ci": "CI", ".github": "CI", ".devops": "CI", "models": "models (vocab files)", "grammars": "grammars",
 }  # fmt: skip
 _BUILD_FILES = {"CMakeLists.txt", "CMakePresets.json", "Makefile"}
+# The CPU backend's folders compiled for one architecture only (besides arch/<name>/).
+_CPU_ARCH_FOLDERS = {"kleidiai": "arm", "spacemit": "riscv", "amx": "x86"}
 # llama-server links mtmd, but runs it only for images and audio.
 _TOOLS = {"ui": "web UI", "mtmd": "mtmd (multimodal)"}
 
@@ -59,9 +62,14 @@ def area(path: str) -> str:
     if top == "ggml":
         if len(parts) > 3 and parts[1] == "src" and parts[2].startswith("ggml-"):
             name = parts[2].removeprefix("ggml-")
-            return "ggml CPU backend" if name == "cpu" else f"ggml {name} backend"
+            if name != "cpu":
+                return f"ggml {name} backend"
+            only = parts[4] if parts[3] == "arch" and len(parts) > 5 else _CPU_ARCH_FOLDERS.get(parts[3])
+            return f"ggml CPU backend, {only} only" if only else "ggml CPU backend"
         return "build system" if parts[-1] in _BUILD_FILES or parts[1] == "cmake" else "ggml core"
     if top == "tools" and len(parts) > 2:
+        if "tests" in parts[2:-1]:
+            return "tests"
         if parts[1] == "server":
             return "web UI" if parts[2] in ("webui", "public", "public_legacy") else "server"
         return _TOOLS.get(parts[1], f"tool {parts[1]}")
@@ -110,6 +118,19 @@ def by_area(found: Iterable[Change]) -> dict[str, list[Change]]:
     return dict(sorted(grouped.items(), key=lambda item: (order.get(item[0], len(order)), item[0])))
 
 
-def on_cpu_decode_path(found: Iterable[Change]) -> list[Change]:
-    """Return the changes in an area a CPU rig's decode is built from."""
-    return [c for c in found if c.area in CPU_DECODE_AREAS]
+def machine_arch() -> str:
+    """Return this machine's architecture as ggml-cpu's arch/ folders name it."""
+    machine = platform.machine().lower()
+    return {"x86_64": "x86", "amd64": "x86", "aarch64": "arm", "arm64": "arm"}.get(machine, machine)
+
+
+def decode_path_areas(arch: str | None = None) -> set[str]:
+    """Return the areas a CPU rig's decode is built from on ``arch`` (default this
+    machine's): another architecture's CPU code is not compiled."""
+    return {*CPU_DECODE_AREAS, f"ggml CPU backend, {arch or machine_arch()} only"}
+
+
+def on_cpu_decode_path(found: Iterable[Change], arch: str | None = None) -> list[Change]:
+    """Return the changes in an area a CPU rig's decode is built from, on ``arch``."""
+    wanted = decode_path_areas(arch)
+    return [c for c in found if c.area in wanted]

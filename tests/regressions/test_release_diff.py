@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.release_diff import main
-from runners.builds.release_diff import Kind, area, by_area, changes, on_cpu_decode_path
+from runners.builds.release_diff import Change, Kind, area, by_area, changes, on_cpu_decode_path
 from runners.builds.releases import ReleaseError
 from tests.fixtures.releases import write_sdist
 
@@ -26,8 +26,11 @@ BEFORE = {
 @pytest.mark.parametrize(
     ("path", "expected"),
     [
-        ("ggml/src/ggml-cpu/arch/x86/quants.c", "ggml CPU backend"),
+        ("ggml/src/ggml-cpu/arch/x86/quants.c", "ggml CPU backend, x86 only"),
         ("ggml/src/ggml-cuda/mmq.cu", "ggml cuda backend"),
+        ("ggml/src/ggml-cpu/arch/arm/quants.c", "ggml CPU backend, arm only"),
+        ("ggml/src/ggml-cpu/kleidiai/kernels.cpp", "ggml CPU backend, arm only"),
+        ("ggml/src/ggml-cpu/ops.cpp", "ggml CPU backend"),
         ("ggml/src/ggml.c", "ggml core"),
         ("ggml/src/ggml-backend.cpp", "ggml core"),
         ("ggml/include/ggml.h", "ggml core"),
@@ -38,6 +41,7 @@ BEFORE = {
         ("common/arg.cpp", "common"),
         ("tools/server/server-context.cpp", "server"),
         ("tools/server/webui/package.json", "web UI"),
+        ("tools/server/tests/unit/test_metrics.py", "tests"),
         ("tools/ui/src/main.ts", "web UI"),
         ("tools/mtmd/clip.cpp", "mtmd (multimodal)"),
         ("tools/llama-bench/llama-bench.cpp", "tool llama-bench"),
@@ -107,3 +111,13 @@ def test_an_archive_without_the_release_tree_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ReleaseError, match="holds no"):
         changes(wrong, 999, good, 401)
+
+
+def test_another_architectures_cpu_code_is_off_the_decode_path() -> None:
+    found = [
+        Change("ggml/src/ggml-cpu/arch/arm/quants.c", Kind.MODIFIED),
+        Change("ggml/src/ggml-cpu/amx/amx.cpp", Kind.MODIFIED),
+    ]
+
+    assert [c.path for c in on_cpu_decode_path(found, "x86")] == ["ggml/src/ggml-cpu/amx/amx.cpp"]
+    assert [c.path for c in on_cpu_decode_path(found, "arm")] == ["ggml/src/ggml-cpu/arch/arm/quants.c"]
