@@ -22,7 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from runners.builds.release_diff import Change, by_area, changes, decode_path_areas, on_cpu_decode_path  # noqa: E402
+from runners.builds.release_diff import (  # noqa: E402
+    Change,
+    by_area,
+    changes,
+    decode_path_areas,
+    files_phrase,
+    on_cpu_decode_path,
+)
 from runners.builds.releases import ReleaseError, sdist_fetch  # noqa: E402
 from runners.env import build_cache_dir  # noqa: E402
 from runners.files import write_atomically  # noqa: E402
@@ -33,7 +40,7 @@ LISTED_PER_AREA = 12
 def verdict(old: int, new: int, found: list[Change]) -> str:
     """Return the one line a report carries about the step's diff."""
     on_path = on_cpu_decode_path(found)
-    files = f"{len(found)} file{'' if len(found) == 1 else 's'}"
+    files = files_phrase(found)
     if not on_path:
         return f"b{old} → b{new} changed {files}, none on a CPU rig's decode path."
     shown = ", ".join(c.path for c in on_path[:5]) + (f" and {len(on_path) - 5} more" if len(on_path) > 5 else "")

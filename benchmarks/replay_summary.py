@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from leaderboard.regressions.states import Confirmation  # noqa: E402
-from runners.builds.release_diff import by_area, changes, on_cpu_decode_path  # noqa: E402
+from runners.builds.release_diff import by_area, changes, files_phrase, on_cpu_decode_path  # noqa: E402
 from runners.builds.releases import ReleaseError, sdist_fetch  # noqa: E402
 from runners.env import build_cache_dir  # noqa: E402
 
@@ -49,7 +49,7 @@ def decode_path_diff(sdists: Path) -> Diff:
             found = changes(sdist_fetch(old, sdists), old, sdist_fetch(new, sdists), new)
         except ReleaseError as exc:
             return f"? ({exc})"
-        on_path, files = on_cpu_decode_path(found), f"{len(found)} file{'' if len(found) == 1 else 's'}"
+        on_path, files = on_cpu_decode_path(found), files_phrase(found)
         if not on_path:
             return f"none of {files}"
         return f"{len(on_path)} of {files}: " + ", ".join(by_area(on_path))

@@ -124,6 +124,11 @@ def machine_arch() -> str:
     return {"x86_64": "x86", "amd64": "x86", "aarch64": "arm", "arm64": "arm"}.get(machine, machine)
 
 
+def files_phrase(found: list[Change]) -> str:
+    """Return "1 file" or "N files" for the changes of a step."""
+    return f"{len(found)} file{'' if len(found) == 1 else 's'}"
+
+
 def decode_path_areas(arch: str | None = None) -> set[str]:
     """Return the areas a CPU rig's decode is built from on ``arch`` (default this
     machine's): another architecture's CPU code is not compiled."""
