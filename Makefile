@@ -46,7 +46,6 @@ system-deps:
 # DEBUG is off by default (settings.py); the demo and the tests turn it on for
 # themselves (a development SECRET_KEY, loopback hosts, tracebacks on 500s).
 DEMO_RIG := rigboard-dev-vm-demo
-DEMO_RIG_2T := rigboard-dev-vm-2threads-demo
 DEMO_GPU_RIG := lent-h200-demo
 DEMO_RELEASES_RIG := rigboard-dev-vm-releases-demo
 DEMO_SCREEN_RIG := rigboard-dev-vm-b10429-demo
@@ -73,10 +72,6 @@ demo-data:
 	  $(DEMO_DATA)/runs/*.json
 	$(BIN)/python manage.py import_llama_bench --rig $(DEMO_RIG) $(DEMO_DATA)/llama-bench/*.json
 	$(BIN)/python manage.py import_campaign --rig $(DEMO_RIG) $(DEMO_DATA)/campaigns/*.json
-	$(BIN)/python manage.py import_nightly --rig $(DEMO_RIG) $(DEMO_DATA)/nightly/gemma-270m-cpu.json
-	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RIG_2T) --cpu "AMD EPYC (2 cores, no GPU)" \
-	  --notes "Rigboard's development VM, llama-server on 2 threads: a second rig on the demo's nightly branch" \
-	  $(DEMO_DATA)/nightly/gemma-270m-cpu-2threads.json
 	$(BIN)/python manage.py import_nightly --create-rig --rig $(DEMO_RELEASES_RIG) --cpu "AMD EPYC (2 cores, no GPU)" \
 	  --notes "Rigboard's development VM replaying real llama.cpp releases (benchmarks/replay_releases.sh): each built from its source distribution, benchmarked with Gemma 3 270M at 1 and 2 threads, changes confirmed by A/B pairs" \
 	  $(DEMO_DATA)/nightly/releases-*.json

@@ -43,6 +43,23 @@ def decode_tokens_per_s(*, server: float | None, client: float | None) -> float 
     return server if server is not None else client
 
 
+def build_decode_tokens_per_s(*, server: float | None, client: float | None) -> float | None:
+    """Return the decode t/s two builds are compared by: the client's, else the server's.
+
+    The one rule wherever one llama.cpp build is judged against another (the nightly
+    chain's verdicts, re-runs, A/B pairs and blocks, bisection and its report). The
+    client's figure is (tokens - 1) / (last token - first token) on the runner's own
+    clock, which means the same thing whatever the server's version. The server's
+    ``predicted_per_second`` does not: up to b10405 it counted the first token, which
+    prefill samples for free, over the intervals after it (n tokens over n - 1 gaps,
+    x 1.0159 at 64 tokens), and from b10423 (PR #26920) it no longer does, so a
+    comparison across that release by the server's figure moved 1.6% with no change
+    in decoding (measured in the replay of b10362 ... b10448, benchmarks/README.md).
+    The server's figure is the fallback only where the client timed nothing (one
+    token, or a stream with no arrival times)."""
+    return client if client is not None else server
+
+
 @dataclass(frozen=True)
 class Summary:
     """Summary of one metric over repetitions. Fields needing two or more

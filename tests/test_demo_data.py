@@ -2,7 +2,8 @@
 own `demo-data` target twice (it must be idempotent), then the pages a visitor of
 the demo opens show what was measured on the development machine, labelled so:
 the runs (a context sweep, a concurrency sweep, llama-bench rows), a campaign
-and a nightly timeline, each as recorded in leaderboard/results/demo_data/."""
+and the nightly pages of real llama.cpp releases replayed there, each as recorded
+in leaderboard/results/demo_data/."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import django
 django.setup()
 from django.test import Client
 from leaderboard.campaigns.models import Campaign
-from leaderboard.regressions.models import BuildRecord, Subscription
+from leaderboard.regressions.models import Subscription
 from leaderboard.results.models import Rig, Run
 rig = Rig.objects.get(name="rigboard-dev-vm-demo")
 runs = Run.objects.filter(rig=rig)
@@ -39,27 +40,19 @@ board = client.get("/", {"rig": rig.name}).text
 shown = client.get("/", {"rig": rig.name, "failed": "on"}).text
 campaign = Campaign.objects.get(rig=rig)
 campaign_page = client.get(f"/campaigns/{campaign.pk}/")
-sub = Subscription.objects.get(rig=rig)
-ref = sub.reference_configs.get()
-timeline = client.get(f"/regressions/{sub.pk}/{ref.pk}/")
 from leaderboard.regressions.matrix import matrix_url
-matrix_address = matrix_url(sub.repo_url, sub.branch)
-matrix = client.get(matrix_address)
 concurrent = runs.filter(concurrency_levels__isnull=False).distinct().get()
 concurrency_page = client.get(f"/concurrency/?runs={concurrent.pk}")
 rig_page = client.get(f"/rigs/{rig.pk}/").text
-builds = BuildRecord.objects.filter(subscription=sub).order_by("created_at")
-# The second rig on the same branch (the matrix's second column) and the report of the recorded regression.
-second = Subscription.objects.get(rig__name="rigboard-dev-vm-2threads-demo")
 from leaderboard.regressions.models import Verdict
-regression = Verdict.objects.get(build__subscription=sub, kind="regression")
-report = client.get(f"/regressions/report/{regression.pk}/")
 gpu_campaign = Campaign.objects.get(rig__name="lent-h200-demo")
 # The replay of real llama.cpp releases (benchmarks/replay_releases.sh), recorded on this machine.
 releases = Subscription.objects.get(rig__name="rigboard-dev-vm-releases-demo")
 release_pages = [client.get(f"/regressions/{releases.pk}/{r.pk}/").text for r in releases.reference_configs.all()]
 release_builds = releases.builds.order_by("created_at")
-release_matrix = client.get(matrix_url(releases.repo_url, releases.branch)).text
+matrix_address = matrix_url(releases.repo_url, releases.branch)
+release_matrix = client.get(matrix_address)
+releases_rig_page = client.get(f"/rigs/{releases.rig_id}/").text
 # b10423 -> b10429 replayed with every step judged by A/B blocks, quiet and beside the test suite.
 screens = {}
 for name in ("rigboard-dev-vm-b10429-demo", "rigboard-dev-vm-b10429-loaded-demo"):
@@ -106,7 +99,13 @@ print(json.dumps({
         "builds": [[b.commit, b.status, [[v.reference_config.name, v.kind, v.confirmation] for v in
                     b.verdicts.select_related("reference_config").order_by("reference_config_id", "pk")]]
                    for b in release_builds],
-        "pages": release_pages, "matrix": release_matrix,
+        "pages": release_pages, "matrix": release_matrix.text, "matrix_status": release_matrix.status_code,
+        "index_links_matrix": matrix_address.replace("&", "&amp;") in client.get("/regressions/").text,
+        "rig_page_links_the_timelines": all(f"/regressions/{releases.pk}/{r.pk}/" in releases_rig_page
+                                            for r in releases.reference_configs.all()),
+        # Every recorded nightly rig follows llama.cpp itself: no local repository among them.
+        "repos": sorted(set(Subscription.objects.values_list("repo_url", flat=True))),
+        "rigs_on_matrix": sorted(Subscription.objects.values_list("rig__name", flat=True)),
     },
     "gpu_campaign": {
         "page": client.get(f"/campaigns/{gpu_campaign.pk}/").text,
@@ -118,7 +117,6 @@ print(json.dumps({
     "workloads": sorted(set(runs.values_list("workload__name", flat=True))),
     "rig_page": client.get(f"/rigs/{rig.pk}/").status_code,
     "rig_page_lists": all(f'/runs/{r.pk}/' in rig_page for r in (sweep, concurrent)),
-    "rig_page_links_the_timeline": f"/regressions/{sub.pk}/{ref.pk}/" in rig_page,
     "board_default_hides_failed_checks": not any(link in board for link in game),
     "board_shows_them_on_request": all(link in shown for link in game),
     "sweep_points": sweep.sweep_points.count(),
@@ -128,19 +126,6 @@ print(json.dumps({
         "page_text": campaign_page.content.decode(),
         "trials": [[t.number, t.state, t.value, str(t.run_uuid) if t.run_uuid else None, t.run_id is not None]
                    for t in campaign.trials.all()],
-    },
-    "timeline": {
-        "page": timeline.status_code, "page_text": timeline.content.decode(), "reference": ref.name,
-        "matrix": matrix.status_code, "matrix_text": matrix.content.decode(),
-        "index_links_matrix": matrix_address.replace("&", "&amp;") in client.get("/regressions/").text,
-        "active": sub.is_active,
-        "builds": [[b.commit, b.status, [[v.kind, v.confirmation] for v in b.verdicts.all()]] for b in builds],
-        "second": {
-            "repo": [second.repo_url, second.branch] == [sub.repo_url, sub.branch],
-            "commits": list(second.builds.order_by("created_at").values_list("commit", flat=True)),
-            "subjects": dict(BuildRecord.objects.filter(subscription=sub).values_list("commit", "subject")),
-        },
-        "report": report.status_code, "report_text": report.content.decode(),
     },
     "concurrency": {
         "levels": sorted(concurrent.concurrency_levels.values_list("concurrency", flat=True)),
@@ -152,12 +137,8 @@ print(json.dumps({
 
 def _recorded() -> dict:
     (campaign_file,) = sorted((DEMO_DATA / "campaigns").glob("*.json"))
-    timeline_file = DEMO_DATA / "nightly" / "gemma-270m-cpu.json"
-    second_file = DEMO_DATA / "nightly" / "gemma-270m-cpu-2threads.json"
     return {
         "campaign": json.loads(campaign_file.read_text()),
-        "timeline": json.loads(timeline_file.read_text()),
-        "second": json.loads(second_file.read_text()),
         "releases": [json.loads(p.read_text()) for p in sorted((DEMO_DATA / "nightly").glob("releases-*.json"))],
         "screens": {p.stem: json.loads(p.read_text()) for p in (DEMO_DATA / "nightly").glob("screen-*.json")},
         "window": json.loads((DEMO_DATA / "nightly" / "window-b10280-b10568.json").read_text()),
@@ -174,7 +155,7 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     first = subprocess.run(make, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "stored as run" in first.stdout and "4 new runs" in first.stdout
-    assert "stored as campaign" in first.stdout and "5 new builds" in first.stdout
+    assert "stored as campaign" in first.stdout and "12 new builds" in first.stdout
     # The public result sets (leaderboard/results/community_data/), every row once.
     assert "geerlingguy-ai-benchmarks: 102 rows, 102 new runs" in first.stdout
     assert "geerlingguy-ai-benchmarks-issues: 18 rows, 18 new runs" in first.stdout
@@ -187,14 +168,12 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
 
     recorded = _recorded()
     result = run_embedded(READ, tmp_path)
-    campaign_runs, timeline_runs = recorded["campaign"]["runs"], recorded["timeline"]["runs"]
-    assert result["runs"] == (
-        recorded["run_files"] + recorded["llama_bench_rows"] + len(campaign_runs) + len(timeline_runs)
-    )
+    campaign_runs = recorded["campaign"]["runs"]
+    assert result["runs"] == recorded["run_files"] + recorded["llama_bench_rows"] + len(campaign_runs)
     assert result["measured"] == ["measured"]
     assert "space-invaders-html" in result["workloads"]
     assert any(name.startswith("llama-bench") for name in result["workloads"])
-    assert result["rig_page"] == 200 and result["rig_page_lists"] and result["rig_page_links_the_timeline"]
+    assert result["rig_page"] == 200 and result["rig_page_lists"]
     assert result["sweep_points"] == 3 and result["run_page"] == 200
     # Gemma 270M cannot write the game: its runs are marked, not ranked by default.
     assert result["board_default_hides_failed_checks"]
@@ -216,43 +195,6 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
     assert "quantized V cache requires flash_attn" in failed["log_tail"]
     assert "cache_type_v = q8_0 with flash_attn = off: failed in the one trial that had it" in campaign["page_text"]
     assert "confirmed by 10 repetitions" in campaign["page_text"]
-
-    # The nightly timeline: the service judged the recorded runs again and came to the recorded verdicts.
-    timeline = result["timeline"]
-    assert timeline["page"] == 200 and not timeline["active"]
-    assert "recorded on Rigboard&#x27;s development VM" in timeline["page_text"]
-    assert timeline["builds"] == [
-        [
-            night["commit"],
-            "failed" if night["reports"][0]["status"] == "failed" else "benchmarked",
-            [[v["kind"], v["confirmation"]] for v in night["verdicts_recorded"]],
-        ]
-        for night in recorded["timeline"]["builds"]
-    ]
-    kinds = [kind for _, _, verdicts in timeline["builds"] for kind, _ in verdicts]
-    assert "regression" in kinds and "none" in kinds
-    assert ["regression", "confirmed"] in [v for _, _, verdicts in timeline["builds"] for v in verdicts]
-    assert "regression" in timeline["page_text"] and "build failed" in timeline["page_text"]
-    # The commit × rig matrix of the recorded branch, linked from /regressions/: every night's commit,
-    # its confirmed regression and its failed build in words.
-    assert timeline["matrix"] == 200 and timeline["index_links_matrix"]
-    assert all(night["commit"][:10] in timeline["matrix_text"] for night in recorded["timeline"]["builds"])
-    assert "rigboard-dev-vm-demo" in timeline["matrix_text"] and ">CPU<" in timeline["matrix_text"]
-    assert 'class="cell regression"' in timeline["matrix_text"] and "build failed" in timeline["matrix_text"]
-    # Each commit row shows its subject, as recorded.
-    for night in recorded["timeline"]["builds"]:
-        assert timeline["second"]["subjects"][night["commit"]] == night["subject"]
-    assert "llama : revert the decode entry point changes" in timeline["matrix_text"]
-    # Two rigs on the matrix: the second rig (2 threads) recorded the same branch's commits on this machine.
-    second = timeline["second"]
-    assert second["repo"] and second["commits"] == [night["commit"] for night in recorded["second"]["builds"]]
-    assert set(second["commits"]) <= {night["commit"] for night in recorded["timeline"]["builds"]}
-    assert "rigboard-dev-vm-2threads-demo" in timeline["matrix_text"]
-    assert timeline["matrix_text"].count('<td class="cell ') == 2 * len(recorded["timeline"]["builds"])
-    # The recorded regression's report renders, with both rigs' answers.
-    assert timeline["report"] == 200
-    assert all(rig in timeline["report_text"] for rig in ("rigboard-dev-vm-demo", "rigboard-dev-vm-2threads-demo"))
-    assert "llama : tidy decode entry point" in timeline["report_text"]
 
     # The concurrency sweep: levels 1, 2 and 4, on the concurrency page.
     concurrency = result["concurrency"]
@@ -279,6 +221,15 @@ def test_make_demo_data_stores_what_was_measured_once_and_the_pages_show_it(tmp_
         assert all(f"https://github.com/ggml-org/llama.cpp/releases/tag/{c}" in page for c in commits)
         assert "/tmp/" not in page and "/root/" not in page
     assert all(c in releases["matrix"] for c in commits)
+    # One commit x rig matrix of llama.cpp's releases, linked from /regressions/, every replayed rig a
+    # column; the synthetic repository of the tests (a planted sleep) is not in the demo.
+    assert releases["matrix_status"] == 200 and releases["index_links_matrix"]
+    assert releases["repos"] == ["https://github.com/ggml-org/llama.cpp"]
+    assert all(rig in releases["matrix"] for rig in releases["rigs_on_matrix"]) and len(releases["rigs_on_matrix"]) == 5
+    assert 'class="cell regression"' in releases["matrix"] and ">CPU<" in releases["matrix"]
+    assert releases["rig_page_links_the_timelines"]
+    # The timeline says which decode figure builds are compared by.
+    assert all("builds are compared by it" in page for page in releases["pages"])
     # b10423 -> b10429 (llama.cpp#27126) with every step judged by A/B blocks, judged again here to
     # the recorded verdicts: quiet, the first run caught the 2-thread regression and the blocks
     # confirmed it; beside the test suite, the first run saw no change and the blocks found it.

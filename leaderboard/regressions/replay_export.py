@@ -56,7 +56,7 @@ def _runs(build: BuildRecord) -> list[dict[str, Any]]:
                 "binary_of": br.run_commit or build.commit,
                 "status": br.status,
                 "run_uuid": str(br.run_uuid),
-                "decode_tokens_per_s": run.decode_samples() if run is not None else [],
+                "decode_tokens_per_s": run.build_decode_samples() if run is not None else [],
             }
         )
     return out

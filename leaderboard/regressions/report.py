@@ -169,8 +169,8 @@ def _answer(verdict: Verdict, aa: dict[int, RigAaSummary] | None = None) -> RigA
         test = TEST_AB
     else:
         # The runs the verdict was judged on: each side's repetitions (the baseline's runs together).
-        base_samples = [v for run in verdict.baseline_runs.all() for v in run.decode_samples()]
-        new_samples = verdict.new_run.decode_samples()
+        base_samples = [v for run in verdict.baseline_runs.all() for v in run.build_decode_samples()]
+        new_samples = verdict.new_run.build_decode_samples()
         baseline, candidate = SideFigures.of(base_samples), SideFigures.of(new_samples)
         effect_rerun = log_effect_ci(new_samples, base_samples) if base_samples and new_samples else None
         test = TEST_RERUN

@@ -12,11 +12,20 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from leaderboard.regressions.models import BuildRecord, BuildRun, BuildStatus, ReferenceConfig, Subscription, Verdict
+from leaderboard.regressions.models import (
+    BuildRecord,
+    BuildRun,
+    BuildStatus,
+    ReferenceConfig,
+    Subscription,
+    Verdict,
+    VerdictKind,
+)
 from leaderboard.regressions.selectors_aa import RigAaSummary, rigs_aa_summaries
 from leaderboard.regressions.states import BuildRunRole
 from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Run
+from runners import stats
 from runners.builds.releases import release_number, release_url
 from runners.portable import portable_text
 
@@ -24,7 +33,9 @@ from runners.portable import portable_text
 @dataclass(frozen=True)
 class TimelinePoint:
     """One build on the timeline. Figures are None when the build failed or its
-    run has not arrived (the chart shows a gap)."""
+    run has not arrived (the chart shows a gap). Its decode figures are the ones
+    the verdicts compare (``Run.build_decode_samples``: the client's), not the
+    run's stored summary (the server's figure, whose definition changed at b10423)."""
 
     build_id: int
     commit: str
@@ -53,6 +64,10 @@ class TimelinePoint:
     bisect_label: str
     # The verdict's id: a regression's report page (regressions:report) is its.
     verdict_id: int | None = None
+    # A regression judged against the same held baseline as an earlier one on this
+    # timeline (``held_regressions``): the build where it began, else None.
+    regressed_since_build_id: int | None = None
+    regressed_since_commit: str = ""
 
     @property
     def short_commit(self) -> str:
@@ -85,6 +100,26 @@ def _floor_label(verdict: Verdict | None) -> str:
     return "unknown" if bounds is None else f"{bounds[0]:+.1f}% / {bounds[1]:+.1f}%"
 
 
+def held_regressions(builds: list[BuildRecord], verdicts: dict[int, Verdict]) -> dict[int, BuildRecord]:
+    """Return, for each build (by id) whose standing regression is the one an earlier
+    build began, that earlier build: a called regression holds the baseline
+    (verdicts.py: a regressed build is not accepted), so every build after it is
+    judged against the same last good build and reads "regression" again until the
+    speed comes back, the same regression, not a new one. ``builds`` oldest first."""
+    began: dict[int, BuildRecord] = {}  # held baseline build id -> the first build regressed against it
+    held: dict[int, BuildRecord] = {}
+    for build in builds:
+        verdict = verdicts.get(build.pk)
+        if verdict is None or verdict.kind != VerdictKind.REGRESSION or not verdict.stands:
+            continue
+        if verdict.baseline_build_id is None:
+            continue
+        first = began.setdefault(verdict.baseline_build_id, build)
+        if first.pk != build.pk:
+            held[build.pk] = first
+    return held
+
+
 def subscriptions_list() -> QuerySet[Subscription]:
     """Return the public rigs' subscriptions with their rig and reference configs prefetched."""
     subscriptions = Subscription.objects.public().select_related("rig").prefetch_related("reference_configs")
@@ -104,12 +139,15 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
             "build_id", "run_uuid"
         )
     )
-    runs = {r.uuid: r for r in Run.objects.filter(uuid__in=run_uuids.values())}
+    runs = {r.uuid: r for r in Run.objects.filter(uuid__in=run_uuids.values()).prefetch_related("samples")}
     verdicts = {v.build_id: v for v in Verdict.objects.filter(build__in=builds, reference_config=reference)}
+    held = held_regressions(builds, verdicts)
     points = []
     for build in builds:
         run = runs.get(run_uuids[build.pk]) if build.pk in run_uuids else None
         verdict = verdicts.get(build.pk)
+        since = held.get(build.pk)
+        decode = stats.summarize(run.build_decode_samples()) if run else None
         points.append(
             TimelinePoint(
                 build_id=build.pk,
@@ -119,9 +157,9 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
                 created_at=build.created_at,
                 build_time_s=build.build_time_s,
                 run_id=run.pk if run else None,
-                decode_tokens_per_s_mean=run.decode_tokens_per_s_mean if run else None,
-                decode_tokens_per_s_ci95_low=run.decode_tokens_per_s_ci95_low if run else None,
-                decode_tokens_per_s_ci95_high=run.decode_tokens_per_s_ci95_high if run else None,
+                decode_tokens_per_s_mean=decode.mean if decode else None,
+                decode_tokens_per_s_ci95_low=decode.ci95_low if decode else None,
+                decode_tokens_per_s_ci95_high=decode.ci95_high if decode else None,
                 prefill_tokens_per_s_mean=run.prefill_tokens_per_s_mean if run else None,
                 ttft_ms_mean=run.ttft_ms_mean if run else None,
                 power_w_mean=run.power_w_mean if run else None,
@@ -137,6 +175,8 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
                 first_bad_commit=verdict.first_bad_commit if verdict else "",
                 bisect_label=verdict.get_bisect_status_display() if verdict and verdict.bisect_status else "",
                 verdict_id=verdict.pk if verdict else None,
+                regressed_since_build_id=since.pk if since else None,
+                regressed_since_commit=since.commit if since else "",
             )
         )
     return Timeline(subscription=sub, reference=reference, points=points)

@@ -176,7 +176,8 @@ def run_block(
 
 
 def _request(session: requests.Session, server: ServerHandle, workload: Workload, index: int) -> float | None:
-    """Return one repetition's decode rate (None if it failed). A/B judges decode
+    """Return one repetition's decode rate as builds are compared, the client's
+    (``stats.build_decode_tokens_per_s``; None if it failed). A/B judges decode
     only, so the prompt, the same every repetition, stays in the server's slot
     (``cache_prompt``): a repetition costs its decode, not the same prefill again
     (on the 2-core VM Gemma's 321-token prefill took 1.6 s of a 3.6 s repetition).
@@ -191,7 +192,7 @@ def _request(session: requests.Session, server: ServerHandle, workload: Workload
         headers=server.headers,
         server_timings=server.server_timings,
     )
-    return sample.decode_tokens_per_s if sample.ok else None
+    return sample.build_decode_tokens_per_s if sample.ok else None
 
 
 def run_pair(

@@ -72,6 +72,14 @@ class Sample:
         return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)
 
     @property
+    def build_decode_tokens_per_s(self) -> float | None:
+        """Return the decode t/s builds are compared by: the client's, else the server's
+        (``stats.build_decode_tokens_per_s``)."""
+        return stats.build_decode_tokens_per_s(
+            server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client
+        )
+
+    @property
     def itl_ms(self) -> list[float]:
         """Return the gaps between consecutive content chunks in ms (one per chunk
         after the first; a chunk carrying several tokens counts as one gap)."""

@@ -112,7 +112,8 @@ concurrent = runs.filter(concurrency_levels__isnull=False).distinct().first()
 bench = runs.filter(workload__name__startswith="llama-bench").first()
 reported = Run.objects.filter(provenance="reported").order_by("pk")
 published_sweep = Run.objects.get(report_key="six-3090-qwen35-122b-a10b-q6kxl-ctx-sweep")
-sub = Subscription.objects.get(rig=demo_rig)
+# The demo's nightly pages are real releases: b10423 -> b10429 with its confirmed regression.
+sub = Subscription.objects.get(rig__name="rigboard-dev-vm-b10429-demo")
 regression = Verdict.objects.filter(build__subscription=sub, kind="regression").order_by("pk").first()
 owned_sub, _ = Subscription.objects.get_or_create(
     rig=owned, repo_url="https://github.com/ggml-org/llama.cpp", branch="master", build_flags=""
@@ -136,7 +137,7 @@ print(json.dumps({
     "campaign": Campaign.objects.filter(rig=demo_rig).get().pk,
     "gpu_campaign": Campaign.objects.get(rig__name="lent-h200-demo").pk,
     "gpu_rig": Rig.objects.get(name="lent-h200-demo").pk,
-    "subscription": sub.pk, "reference": sub.reference_configs.get().pk,
+    "subscription": sub.pk, "reference": sub.reference_configs.order_by("pk").first().pk,
     "branch_query": urlencode({"repo": sub.repo_url, "branch": sub.branch}), "owned_subscription": owned_sub.pk,
     "regression": regression.pk,
 }))

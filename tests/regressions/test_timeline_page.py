@@ -132,3 +132,33 @@ def test_the_ci_band_is_drawn_against_each_builds_own_interval_and_never_across_
             assert round(line["y"][i] - bars["arrayminus"][i], 2) == table[x][0]
     # The axis keeps the builds' order though the band names b nowhere.
     assert decode["layout"]["xaxis"]["categoryarray"] == [a, b, c, d]
+
+
+def test_a_regression_that_holds_the_baseline_reads_still_regressed_since_the_build_it_began(
+    nightly_setup: Callable[..., Any], client: Client
+) -> None:
+    sub, ref, make_build = nightly_setup(alert_emails="", webhook_url="")
+    slow = [v * 0.9 for v in BASE]
+    builds, verdicts = {}, {}
+    for char, samples in (("a", BASE), ("b", slow), ("c", slow), ("d", BASE), ("e", slow)):
+        builds[char] = make_build(char, samples)
+        _, (verdicts[char],) = build_report_record(report=_report(builds[char]) | {"runs": _runs(builds[char])})
+    # b began it; c is judged against a again (b is not accepted) and is the same regression;
+    # d is back to a's speed; e is a new regression, against d.
+    assert [verdicts[c].kind for c in "abcde"] == ["none", "regression", "regression", "none", "regression"]
+    assert [verdicts[c].baseline_build_id for c in "bcde"] == [builds[c].pk for c in "aaad"]
+    html = client.get(f"/regressions/{sub.pk}/{ref.pk}/").content.decode()
+    rows = {c: _row(html, builds[c].pk) for c in "abcde"}
+    assert "still regressed since" in rows["c"]
+    assert f'href="#build-{builds["b"].pk}"><code>{"b" * 10}</code>' in rows["c"]
+    for c in "abde":
+        assert "still regressed since" not in rows[c], c
+
+
+def _runs(build: Any) -> list[dict[str, Any]]:
+    return [{"build_run_id": br.pk, "status": "finished", "error": ""} for br in build.build_runs.all()]
+
+
+def _row(html: str, build_id: int) -> str:
+    start = html.index(f'<tr id="build-{build_id}"')
+    return html[start : html.index("</tr>", start)]

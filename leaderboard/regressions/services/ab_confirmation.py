@@ -119,8 +119,8 @@ def _fill_medians(pairs: Sequence[ConfirmationPair]) -> None:
     }
     for pair in pairs:
         a, b = runs.get(pair.a_run.run_uuid), runs.get(pair.b_run.run_uuid)
-        pair.a_median = run_median(a.decode_samples()) if a else None
-        pair.b_median = run_median(b.decode_samples()) if b else None
+        pair.a_median = run_median(a.build_decode_samples()) if a else None
+        pair.b_median = run_median(b.build_decode_samples()) if b else None
         pair.save(update_fields=["a_median", "b_median"])
 
 

@@ -105,7 +105,7 @@ def bisect_step(*, build: BuildRecord, verdict: Verdict | None = None) -> Verdic
     run = Run.objects.filter(uuid=build_run.run_uuid, status=RunStatus.FINISHED).first() if build_run else None
     slow = None
     if run is not None and build.status in BENCHMARKED_PHASES:
-        median = run_median(run.decode_samples())
+        median = run_median(run.build_decode_samples())
         slow = nearer_to_bad(median=median, good=verdict.baseline_median, bad=verdict.new_median)
     if slow is None:
         # A midpoint that does not build or run cannot be placed: stop, say where.

@@ -1,4 +1,4 @@
-"""Storing a recorded nightly timeline: the JSON ``scripts/record_demo_nightly.py``
+"""Storing a recorded nightly timeline: the JSON ``manage.py export_nightly``
 writes (``TIMELINE_FORMAT``): a subscription, its reference configurations and,
 night by night, the build queued, the rig's build reports and the run documents
 it posted. Each night is replayed through the services the nightly chain uses:
@@ -9,8 +9,8 @@ so the verdicts are the service's own, judged again from the raw samples.
 A change the recording re-ran is replayed with its recorded re-run: the import
 adds the re-run's BuildRuns itself (what ``confirmation_queue`` would ask a rig
 for) and judges it as the re-run's report would. The subscription is stored
-inactive: its repository is a local one of the recording machine, and nothing
-is sent to a rig. Used by ``manage.py import_nightly`` (the demo's timeline)."""
+inactive: it was the recording machine's, and nothing is sent to a rig. Used
+by ``manage.py import_nightly`` (the demo's nightly pages)."""
 
 from __future__ import annotations
 

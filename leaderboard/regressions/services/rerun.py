@@ -72,8 +72,8 @@ def _verdict_reruns_judge(build: BuildRecord, verdict: Verdict) -> None:
         _unchecked(verdict, "no baseline run left to re-judge against; the first run stands")
         return
     rule = Rule(alpha=verdict.alpha, threshold_pct=verdict.threshold_pct, noise_k=verdict.noise_k)
-    baseline_samples = baseline.decode_samples()
-    outcomes = [judge(run.decode_samples(), baseline_samples, rule, verdict.noise) for run in finished]
+    baseline_samples = baseline.build_decode_samples()
+    outcomes = [judge(run.build_decode_samples(), baseline_samples, rule, verdict.noise) for run in finished]
     if not outcomes:
         _unchecked(verdict, "the re-run did not finish; the first run stands")
         return

@@ -120,7 +120,7 @@ def noise_of(*, candidates: Sequence[_Candidate], subscription: Subscription) ->
     repeats of one build (the first build's A/A runs) and runs of successive
     accepted builds alike. Real small changes between builds widen it, which
     errs on the side of no alarm."""
-    medians = [run_median(c.run.decode_samples()) for c in candidates[: max(1, subscription.noise_runs)]]
+    medians = [run_median(c.run.build_decode_samples()) for c in candidates[: max(1, subscription.noise_runs)]]
     return noise_from_medians(medians, subscription.noise_k)
 
 
@@ -130,7 +130,7 @@ def _pick_baseline(build: BuildRecord, candidates: Sequence[_Candidate]) -> _Can
     sub = build.subscription
     if sub.baseline_mode == BaselineMode.MEDIAN_OF_LAST_N:
         last = list(candidates[: max(1, sub.baseline_builds)])
-        index = median_build([c.run.decode_samples() for c in last])
+        index = median_build([c.run.build_decode_samples() for c in last])
         return last[index] if index is not None else None
     return candidates[0]
 
@@ -153,10 +153,10 @@ def verdict_for(*, build_run: BuildRun) -> Verdict | None:
     noise = noise_of(candidates=earlier, subscription=sub)
     rule = Rule(alpha=sub.alpha, threshold_pct=sub.threshold_pct, noise_k=sub.noise_k)
     if baseline is None:
-        outcome = judge(new_run.decode_samples(), [], rule, noise)
+        outcome = judge(new_run.build_decode_samples(), [], rule, noise)
         reason = f"no earlier accepted build with a matching run; {noise.describe()}"
     else:
-        outcome = judge(new_run.decode_samples(), baseline.run.decode_samples(), rule, noise)
+        outcome = judge(new_run.build_decode_samples(), baseline.run.build_decode_samples(), rule, noise)
         reason = outcome.reason
     commit_from = baseline.build.commit if baseline else build.previous_commit
     with transaction.atomic():

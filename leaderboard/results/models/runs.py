@@ -210,6 +210,14 @@ class Run(models.Model):
         repetitions with neither. Reads prefetched samples when there are."""
         return [v for s in self.samples.all() if (v := s.decode_tokens_per_s) is not None]
 
+    def build_decode_samples(self) -> list[float]:
+        """Return the per-repetition decode t/s two builds are compared by (the
+        client's, else the server's: Sample.build_decode_tokens_per_s), in index
+        order, skipping repetitions with neither. The nightly chain judges by these,
+        not by ``decode_samples``, whose server figure means another thing before
+        llama.cpp b10423 than after. Reads prefetched samples when there are."""
+        return [v for s in self.samples.all() if (v := s.build_decode_tokens_per_s) is not None]
+
 
 class Sample(models.Model):
     """One measured repetition. Raw figures as the runner sent them."""
@@ -244,6 +252,15 @@ class Sample(models.Model):
     def decode_tokens_per_s(self) -> float | None:
         """Return the server's decode speed when it reported one, else the client's."""
         return stats.decode_tokens_per_s(server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client)
+
+    @property
+    def build_decode_tokens_per_s(self) -> float | None:
+        """Return the decode speed builds are compared by: the client's, else the
+        server's (``stats.build_decode_tokens_per_s``: the server's figure changed
+        its definition at llama.cpp b10423)."""
+        return stats.build_decode_tokens_per_s(
+            server=self.decode_tokens_per_s_server, client=self.decode_tokens_per_s_client
+        )
 
     @property
     def acceptance_pct(self) -> float | None:

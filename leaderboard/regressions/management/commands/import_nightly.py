@@ -1,5 +1,5 @@
 """``manage.py import_nightly --rig NAME FILE…``: store nightly timelines recorded
-by ``scripts/record_demo_nightly.py`` (builds, runs, reports; verdicts judged
+by ``manage.py export_nightly`` (builds, runs, reports; verdicts judged
 again by the service), idempotently: a build already stored is skipped.
 ``--create-rig`` registers a rig with no GPUs (a CPU rig) when the name is new,
 as ``import_runs`` does."""
