@@ -32,7 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from leaderboard.regressions.states import Confirmation  # noqa: E402
+from leaderboard.regressions.states import NOT_STANDING, Confirmation  # noqa: E402
 from runners.builds.release_diff import by_area, changes, files_phrase, on_cpu_decode_path  # noqa: E402
 from runners.builds.releases import ReleaseError, sdist_fetch  # noqa: E402
 from runners.env import build_cache_dir  # noqa: E402
@@ -76,10 +76,12 @@ def _answer(v: dict[str, Any]) -> str:
     return label[:1].lower() + label[1:]
 
 
-def _verdict(v: dict[str, Any]) -> str:
+def _verdict(v: dict[str, Any], since: int | None = None) -> str:
     if v.get("effect_pct") is None:
         return "–"
     words = f"{v['kind']} {v['effect_pct']:+.1f}% (p {v['p_value']:.2g})"
+    if since is not None:
+        words += f" against {v['window'][0]} (held since b{since} regressed)"
     ab = v.get("ab") or {}
     if ab.get("n_pairs"):
         low, high = ab.get("ci_pct") or [None, None]
@@ -87,6 +89,22 @@ def _verdict(v: dict[str, Any]) -> str:
         unit = "blocks" if ab.get("blocks") and ab.get("design") == "interleaved" else "pairs"
         words += f"; A/B {ab['n_pairs']} {unit} {ab['effect_pct']:+.1f}%{ci}: {_answer(v)}"
     return words
+
+
+# (reference, the held baseline release) -> the release whose standing regression began it.
+Began = dict[tuple[str, str], int]
+
+
+def _held_since(v: dict[str, Any], release: int, began: Began) -> int | None:
+    """Return the release whose standing regression began the hold on this verdict's
+    baseline, when that is an earlier one (as the timeline's "baseline held": a regressed
+    build is no one's baseline, so the steps after it are judged against the same last
+    good release); None for the first, or for anything else. Records the first in ``began``."""
+    window = v.get("window") or []
+    if v.get("kind") != "regression" or v.get("confirmation") in NOT_STANDING or not window or not window[0]:
+        return None
+    first = began.setdefault((v["reference"], window[0]), release)
+    return first if first != release else None
 
 
 def _reference_keys(document: dict[str, Any]) -> list[str]:
@@ -108,6 +126,7 @@ def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> s
     head += ["CPU decode path changed"] if diff else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     last_release = None
+    began: Began = {}
     for number, document in enumerate(documents, start=1):
         releases = list(document.get("releases") or [])
         if last_release is not None and releases and releases[0]["release"] == last_release:
@@ -117,14 +136,16 @@ def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> s
                 f"segment {number} starts at b{releases[0]['release']}, not at b{last_release} "
                 "(the segment before's last release): the step between them is not judged"
             )
-        rows = _rows(releases, references, last_release, diff)
+        rows = _rows(releases, references, last_release, diff, began)
         if document.get("releases"):
             last_release = document["releases"][-1]["release"]
         lines += [("| " + str(number) + " " if segmented else "") + row for row in rows]
     return "\n".join(lines)
 
 
-def _rows(releases: list[dict[str, Any]], references: list[str], before: int | None, diff: Diff | None) -> list[str]:
+def _rows(
+    releases: list[dict[str, Any]], references: list[str], before: int | None, diff: Diff | None, began: Began
+) -> list[str]:
     lines = []
     for release in releases:
         build = release.get("build") or {}
@@ -136,7 +157,10 @@ def _rows(releases: list[dict[str, Any]], references: list[str], before: int | N
         verdicts = {v["reference"]: v for v in release.get("verdicts") or []}
         cells = [f"[b{release['release']}]({release['url']})", built, bench, load or "–"]
         cells += ["–" if m is None else f"{m:.2f}" for m in medians]
-        cells += [_verdict(verdicts[r]) if r in verdicts else "–" for r in references]
+        cells += [
+            _verdict(verdicts[r], _held_since(verdicts[r], release["release"], began)) if r in verdicts else "–"
+            for r in references
+        ]
         if diff:
             cells.append("–" if before is None else diff(before, release["release"]))
         before = release["release"]

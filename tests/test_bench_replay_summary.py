@@ -112,3 +112,32 @@ def test_with_diffs_each_step_says_what_it_changed_on_the_cpu_decode_path(
         "none of 1 file |",
         "1 of 2 files: ggml CPU backend |",
     ]
+
+
+def test_a_regression_judged_against_a_held_baseline_says_so_across_segments(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    def regression(baseline: str, release: int, confirmation: str = "ab_confirmed") -> dict:
+        return {
+            "kind": "regression", "effect_pct": -20.0, "p_value": 0.0002, "confirmation": confirmation,
+            "window": [baseline, f"b{release}"], "ab": {"n_pairs": 4, "effect_pct": -21.0, "ci_pct": [-22.0, -20.0]},
+        }  # fmt: skip
+
+    first, second = tmp_path / "one.json", tmp_path / "two.json"
+    head = {"label": "recorded here", "references": [{"name": r} for r in REFS]}
+    first.write_text(json.dumps({**head, "releases": [
+        _release(1, [70.0]), _release(2, [60.0], regression("b1", 2)), _release(3, [60.0], regression("b1", 3)),
+    ]}))  # fmt: skip
+    # In the next segment: b4's regression against the same held b1 (b3 is its first release, not a row),
+    # b5 refuted (it does not stand), b6 against a new baseline b5: a new regression.
+    second.write_text(json.dumps({**head, "releases": [
+        _release(3, [60.0], regression("b1", 3)), _release(4, [60.0], regression("b1", 4)),
+        _release(5, [70.0], regression("b1", 5, "ab_refuted")), _release(6, [60.0], regression("b5", 6)),
+    ]}))  # fmt: skip
+
+    assert main([str(first), str(second)]) == 0
+
+    rows = {line.split("[b")[1].split("]")[0]: line for line in capsys.readouterr().out.splitlines() if "[b" in line}
+    held = "against b1 (held since b2 regressed)"
+    assert held not in rows["2"] and held in rows["3"] and held in rows["4"]
+    assert "held since" not in rows["5"] and "held since" not in rows["6"]

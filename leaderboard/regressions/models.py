@@ -20,6 +20,7 @@ from leaderboard.regressions.ab_power import BLOCK_LIMIT_CAP, DEFAULT_RESOLVE_PC
 from leaderboard.regressions.states import (
     BENCHMARKED_PHASES,
     CONFIRMATION_ROLES,
+    NOT_STANDING,
     AlertStatus,
     BisectStatus,
     BuildRunRole,
@@ -433,11 +434,7 @@ class Verdict(models.Model):
     def stands(self) -> bool:
         """True if this verdict is a change that alerts and bisection act on:
         confirmed, or needing no confirmation (or its re-run failed)."""
-        return self.kind != VerdictKind.NONE and self.confirmation not in (
-            Confirmation.PENDING,
-            Confirmation.REFUTED,
-            Confirmation.AB_REFUTED,
-        )
+        return self.kind != VerdictKind.NONE and self.confirmation not in NOT_STANDING
 
     @property
     def effect_shown_pct(self) -> float | None:

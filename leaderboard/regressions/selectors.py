@@ -65,9 +65,11 @@ class TimelinePoint:
     # The verdict's id: a regression's report page (regressions:report) is its.
     verdict_id: int | None = None
     # A regression judged against the same held baseline as an earlier one on this
-    # timeline (``held_regressions``): the build where it began, else None.
+    # timeline (``held_regressions``): that baseline and the build whose regression
+    # began the hold; else None and ''.
     regressed_since_build_id: int | None = None
     regressed_since_commit: str = ""
+    held_baseline_commit: str = ""
 
     @property
     def short_commit(self) -> str:
@@ -105,7 +107,8 @@ def held_regressions(builds: list[BuildRecord], verdicts: dict[int, Verdict]) ->
     build began, that earlier build: a called regression holds the baseline
     (verdicts.py: a regressed build is not accepted), so every build after it is
     judged against the same last good build and reads "regression" again until the
-    speed comes back, the same regression, not a new one. ``builds`` oldest first."""
+    speed comes back: not a new regression against its predecessor, though it may be a
+    larger one (its effect says). ``builds`` oldest first."""
     began: dict[int, BuildRecord] = {}  # held baseline build id -> the first build regressed against it
     held: dict[int, BuildRecord] = {}
     for build in builds:
@@ -140,13 +143,17 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
         )
     )
     runs = {r.uuid: r for r in Run.objects.filter(uuid__in=run_uuids.values()).prefetch_related("samples")}
-    verdicts = {v.build_id: v for v in Verdict.objects.filter(build__in=builds, reference_config=reference)}
+    verdicts = {
+        v.build_id: v
+        for v in Verdict.objects.filter(build__in=builds, reference_config=reference).select_related("baseline_build")
+    }
     held = held_regressions(builds, verdicts)
     points = []
     for build in builds:
         run = runs.get(run_uuids[build.pk]) if build.pk in run_uuids else None
         verdict = verdicts.get(build.pk)
         since = held.get(build.pk)
+        held_baseline = verdict.baseline_build if since and verdict else None
         decode = stats.summarize(run.build_decode_samples()) if run else None
         points.append(
             TimelinePoint(
@@ -177,6 +184,7 @@ def timeline_get(*, subscription_id: int, reference_id: int, viewer: Any = None)
                 verdict_id=verdict.pk if verdict else None,
                 regressed_since_build_id=since.pk if since else None,
                 regressed_since_commit=since.commit if since else "",
+                held_baseline_commit=held_baseline.commit if held_baseline else "",
             )
         )
     return Timeline(subscription=sub, reference=reference, points=points)

@@ -96,6 +96,10 @@ class Confirmation(models.TextChoices):
     AB_FOUND = "ab_found", "Found by A/B"
 
 
+# A change under one of these does not stand (not yet, or not reproduced): Verdict.stands.
+NOT_STANDING = frozenset({Confirmation.PENDING, Confirmation.REFUTED, Confirmation.AB_REFUTED})
+
+
 class VerdictKind(models.TextChoices):
     REGRESSION = "regression", "Regression"
     IMPROVEMENT = "improvement", "Improvement"

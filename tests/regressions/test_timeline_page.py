@@ -134,7 +134,7 @@ def test_the_ci_band_is_drawn_against_each_builds_own_interval_and_never_across_
     assert decode["layout"]["xaxis"]["categoryarray"] == [a, b, c, d]
 
 
-def test_a_regression_that_holds_the_baseline_reads_still_regressed_since_the_build_it_began(
+def test_a_regression_judged_against_a_held_baseline_names_it_and_the_build_that_began_the_hold(
     nightly_setup: Callable[..., Any], client: Client
 ) -> None:
     sub, ref, make_build = nightly_setup(alert_emails="", webhook_url="")
@@ -149,10 +149,10 @@ def test_a_regression_that_holds_the_baseline_reads_still_regressed_since_the_bu
     assert [verdicts[c].baseline_build_id for c in "bcde"] == [builds[c].pk for c in "aaad"]
     html = client.get(f"/regressions/{sub.pk}/{ref.pk}/").content.decode()
     rows = {c: _row(html, builds[c].pk) for c in "abcde"}
-    assert "still regressed since" in rows["c"]
-    assert f'href="#build-{builds["b"].pk}"><code>{"b" * 10}</code>' in rows["c"]
+    assert f"baseline held at <code>{'a' * 10}</code> since" in rows["c"]
+    assert f'href="#build-{builds["b"].pk}"><code>{"b" * 10}</code></a> regressed' in rows["c"]
     for c in "abde":
-        assert "still regressed since" not in rows[c], c
+        assert "baseline held" not in rows[c], c
 
 
 def _runs(build: Any) -> list[dict[str, Any]]:
