@@ -31,3 +31,12 @@ def field_label(name: str) -> str:
     if match and match["base"] in FIELD_LABELS:
         return f"{FIELD_LABELS[match['base']]} p{match['q']}"
     return name.replace("_", " ")
+
+
+def signed_pct(value: float, digits: int = 1) -> str:
+    """Return ``value`` as a signed percentage (``+1.3%``, ``-2,140.0%``) at ``digits``; a value
+    that rounds to zero unsigned (``0.0%``): -0.04 is no change at this precision, not "-0.0%"."""
+    number = round(float(value), digits)
+    if number == 0:
+        return f"{0:.{digits}f}%"
+    return f"{number:+,.{digits}f}%"

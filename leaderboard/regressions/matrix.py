@@ -21,6 +21,7 @@ from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
+from leaderboard.core.labels import signed_pct
 from leaderboard.regressions.backends import subscription_backend
 from leaderboard.regressions.models import BuildRecord, BuildStatus, Subscription, Verdict
 from leaderboard.regressions.repos import commit_subjects
@@ -92,7 +93,7 @@ class Cell:
 
     @property
     def effect_label(self) -> str:
-        return "" if self.effect_pct is None else f"{self.effect_pct:+.1f}%"
+        return "" if self.effect_pct is None else signed_pct(self.effect_pct)
 
 
 @dataclass(frozen=True)

@@ -233,3 +233,15 @@ def test_the_matrix_reads_at_desktop_and_phone_widths(two_rigs, live_server, chr
     finally:
         context.close()
     assert not errors
+
+
+@pytest.mark.parametrize(
+    ("effect_pct", "shown"), [(-0.04, "0.0%"), (0.04, "0.0%"), (-0.05001, "-0.1%"), (2.345, "+2.3%")]
+)
+def test_a_cells_effect_that_rounds_to_zero_is_unsigned(effect_pct: float, shown: str) -> None:
+    """The demo's matrix of real releases showed "-0.0%" (the site crawl's unreadable text): the
+    cell and the pages' ``signed`` filter say a change by one definition (core/labels.signed_pct)."""
+    from leaderboard.boards.templatetags.boards import signed
+    from leaderboard.regressions.matrix import Cell
+
+    assert Cell(state="none", word="no change", effect_pct=effect_pct).effect_label == shown == signed(effect_pct)

@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from leaderboard.boards import formatting
 from leaderboard.boards.formatting import gpu_url, http_url, markers, source_title
 from leaderboard.boards.speedups import cells, select
-from leaderboard.core.labels import field_label
+from leaderboard.core.labels import field_label, signed_pct
 from runners.portable import portable_text
 
 register = template.Library()
@@ -47,12 +47,7 @@ register.simple_tag(select.select_field)
 @register.filter
 def signed(value: Any, digits: int = 1) -> str:
     """Return a signed percentage like ``+1.3%``; an en dash when missing."""
-    if value is None:
-        return "–"
-    number = round(float(value), int(digits))
-    if number == 0:  # -0.04 rounds to "-0.0": no change at this precision, unsigned
-        return f"{0:.{int(digits)}f}%"
-    return f"{number:+,.{int(digits)}f}%"
+    return "–" if value is None else signed_pct(float(value), int(digits))
 
 
 @register.filter
