@@ -37,6 +37,7 @@ from runners.builds.release_diff import by_area, changes, files_phrase, on_cpu_d
 from runners.builds.releases import ReleaseError, sdist_fetch  # noqa: E402
 from runners.env import build_cache_dir  # noqa: E402
 
+SETTLED = "done"  # a replay step's state once the chain has settled it (models_replay.ReplayStepState)
 # A step's diff on a CPU rig's decode path, in a cell: (old, new) -> words.
 Diff = Callable[[int, int], str]
 
@@ -107,6 +108,23 @@ def _held_since(v: dict[str, Any], release: int, began: Began) -> int | None:
     return first if first != release else None
 
 
+def settled(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The segment's releases that settled (judged, confirmed and bisected): a replay
+    stopped early (a session's end) leaves the rest pending, and is continued as the
+    next segment from its last settled release."""
+    return [r for r in document.get("releases") or [] if r.get("state", SETTLED) == SETTLED]
+
+
+def _stopped(document: dict[str, Any]) -> str:
+    """Words for a segment's releases that did not settle; empty if every one did."""
+    done, every = settled(document), document.get("releases") or []
+    left = [f"b{r['release']}" for r in every if r not in done]
+    if not left:
+        return ""
+    after = f"stopped after b{done[-1]['release']}" if done else "stopped before its first release settled"
+    return f" ({after}; not replayed: {', '.join(left)})"
+
+
 def _reference_keys(document: dict[str, Any]) -> list[str]:
     return [r["name"] for r in document.get("references") or []]
 
@@ -128,7 +146,7 @@ def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> s
     last_release = None
     began: Began = {}
     for number, document in enumerate(documents, start=1):
-        releases = list(document.get("releases") or [])
+        releases = settled(document)
         if last_release is not None and releases and releases[0]["release"] == last_release:
             releases = releases[1:]
         elif last_release is not None and releases:
@@ -137,8 +155,8 @@ def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> s
                 "(the segment before's last release): the step between them is not judged"
             )
         rows = _rows(releases, references, last_release, diff, began)
-        if document.get("releases"):
-            last_release = document["releases"][-1]["release"]
+        if settled(document):
+            last_release = settled(document)[-1]["release"]
         lines += [("| " + str(number) + " " if segmented else "") + row for row in rows]
     return "\n".join(lines)
 
@@ -179,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     diff = decode_path_diff(args.sdists or build_cache_dir() / "sdists") if args.diffs else None
     documents = [json.loads(path.read_text()) for path in args.replay]
     for number, document in enumerate(documents, start=1):
-        print((f"segment {number}: " if len(documents) > 1 else "") + document.get("label", ""))
+        print((f"segment {number}: " if len(documents) > 1 else "") + document.get("label", "") + _stopped(document))
     print(window_table(documents, diff))
     return 0
 

@@ -141,3 +141,34 @@ def test_a_regression_judged_against_a_held_baseline_says_so_across_segments(
     held = "against b1 (held since b2 regressed)"
     assert held not in rows["2"] and held in rows["3"] and held in rows["4"]
     assert "held since" not in rows["5"] and "held since" not in rows["6"]
+
+
+def test_a_segment_stopped_early_shows_its_settled_releases_and_goes_on_from_the_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """A replay stopped by a session's end keeps its later releases pending: they are no
+    rows, the segment's line names them, and the next segment starts from its last settled."""
+    refs = [{"name": r} for r in REFS]
+    pending = [{**_release(n, []), "state": "pending", "build": {}, "verdicts": [], "runs": []} for n in (3, 4)]
+    stopped, rest, gap = tmp_path / "stopped.json", tmp_path / "rest.json", tmp_path / "gap.json"
+    stopped.write_text(json.dumps({
+        "label": "VM one", "references": refs,
+        "releases": [
+            {**_release(1, [70.0]), "state": "done"}, {**_release(2, [71.0], SAME), "state": "done"}, *pending,
+        ],
+    }))  # fmt: skip
+    rest.write_text(json.dumps({
+        "label": "VM two", "references": refs, "releases": [_release(2, [90.0]), _release(3, [91.0], SAME)],
+    }))  # fmt: skip
+    gap.write_text(json.dumps({"label": "VM three", "references": refs, "releases": [_release(4, [90.0])]}))
+
+    assert main([str(stopped), str(rest)]) == 0
+
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["segment 1: VM one (stopped after b2; not replayed: b3, b4)", "segment 2: VM two"]
+    tag = "https://github.com/ggml-org/llama.cpp/releases/tag/"
+    assert [row.split(" | ")[:2] for row in lines[4:]] == [
+        ["| 1", f"[b1]({tag}b1)"], ["| 1", f"[b2]({tag}b2)"], ["| 2", f"[b3]({tag}b3)"]
+    ]  # fmt: skip
+    with pytest.raises(SystemExit, match="segment 2 starts at b4, not at b2"):
+        main([str(stopped), str(gap)])
