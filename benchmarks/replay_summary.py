@@ -146,7 +146,8 @@ def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> s
     last_release = None
     began: Began = {}
     for number, document in enumerate(documents, start=1):
-        releases = settled(document)
+        done = settled(document)
+        releases = done
         if last_release is not None and releases and releases[0]["release"] == last_release:
             releases = releases[1:]
         elif last_release is not None and releases:
@@ -155,8 +156,8 @@ def window_table(documents: list[dict[str, Any]], diff: Diff | None = None) -> s
                 "(the segment before's last release): the step between them is not judged"
             )
         rows = _rows(releases, references, last_release, diff, began)
-        if settled(document):
-            last_release = settled(document)[-1]["release"]
+        if done:
+            last_release = done[-1]["release"]
         lines += [("| " + str(number) + " " if segmented else "") + row for row in rows]
     return "\n".join(lines)
 
