@@ -28,6 +28,13 @@ environment as it is: that passes it on, it reads no setting.)
                            runners/ab_design.py); a rig with a known background load may
                            raise it, 1 never holds one back (its contention is still
                            measured and reported, and uneven sides still said)
+  RIGBOARD_SERVER_NICE     the niceness the llama-servers this rig benchmarks run at
+                           (-20 … 19; unset: the worker's own). A dedicated rig sets -10 so
+                           that a neighbour at 0 (a compile, a CPU hog) takes a tenth of a
+                           core from a 1-thread server, not half of it: the run-to-run noise
+                           a nightly floor is measured on stays the server's own. Below the
+                           worker's own needs root, CAP_SYS_NICE or RLIMIT_NICE; a server
+                           that cannot get it is not started (runners/harness/server/process.py)
 """
 
 from __future__ import annotations
@@ -78,6 +85,20 @@ def ab_heavy_cpu_share() -> float:
     return env_float("RIGBOARD_AB_HEAVY_CPU_SHARE", HEAVY_CPU_SHARE)
 
 
+SERVER_NICE_RANGE = range(-20, 20)
+
+
+def server_nice(environ: Mapping[str, str] | None = None) -> int | None:
+    """Return RIGBOARD_SERVER_NICE (None when unset); raise RigEnvError naming it
+    when it is no integer in -20 … 19."""
+    if not env_str("RIGBOARD_SERVER_NICE", environ=environ):
+        return None
+    nice = env_int("RIGBOARD_SERVER_NICE", 0, environ=environ)
+    if nice not in SERVER_NICE_RANGE:
+        raise RigEnvError(f"RIGBOARD_SERVER_NICE must be a niceness from -20 to 19, got {nice}")
+    return nice
+
+
 def env_paths(name: str, *, environ: Mapping[str, str] | None = None) -> list[Path]:
     """Return the variable ``name`` as paths separated by ``os.pathsep``, each with
     ``~`` expanded ([] when unset)."""
@@ -108,6 +129,8 @@ class RigEnv:
     # A copy of every run document the rig's nightly and A/B runs post, as <run uuid>.json
     # ('' keeps none): what a recording of the rig's timeline is made from.
     runs_dir: str = ""
+    # RIGBOARD_SERVER_NICE, read here too so a malformed one stops the worker at start.
+    server_nice: int | None = None
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> RigEnv:
@@ -122,4 +145,5 @@ class RigEnv:
             visibility_timeout_s=env_int("RIGBOARD_VISIBILITY_TIMEOUT_S", 24 * 60 * 60, environ=environ),
             restore_interval_s=env_int("RIGBOARD_RESTORE_INTERVAL_S", 10, environ=environ),
             runs_dir=env_str("RIGBOARD_RUNS_DIR", environ=environ),
+            server_nice=server_nice(environ),
         )

@@ -18,11 +18,13 @@ import subprocess
 import tempfile
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 import requests
 
 from runners.config import ConfigError, ServerConfig, command_line_text
+from runners.env import server_nice
 from runners.harness.orphans import die_with_parent, record_server, stop_orphans, watch_from_outside
 from runners.harness.server.binary import read_version, resolve_binary
 from runners.harness.server.errors import ServerError, ServerFailure
@@ -53,6 +55,21 @@ _FAILURE_PATTERNS = [
         "the model failed to load",
     ),
 ]
+
+
+def _preexec(parent_death: Callable[[], None] | None, nice: int | None) -> Callable[[], None] | None:
+    """Return what the child runs before exec: the parent-death signal, then the
+    niceness (set before exec, so every thread llama-server starts inherits it;
+    Linux keeps a niceness per thread). None when neither applies."""
+    if nice is None:
+        return parent_death
+
+    def _run() -> None:
+        if parent_death is not None:
+            parent_death()
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
+
+    return _run
 
 
 class LlamaServer(ServerHandle):
@@ -102,15 +119,25 @@ class LlamaServer(ServerHandle):
             self.orphans_stopped = stop_orphans(self.state_dir)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         parent_death = die_with_parent()
+        nice = server_nice()
         with self.log_path.open("wb") as log:
             # Own session: the stop signal reaches the server, not our process group.
-            self.process = subprocess.Popen(
-                self.argv,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=parent_death,  # noqa: PLW1509 - only a prctl and getppid run in the child
-            )
+            try:
+                self.process = subprocess.Popen(
+                    self.argv,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=_preexec(parent_death, nice),  # noqa: PLW1509 - a prctl, getppid, setpriority
+                )
+            except subprocess.SubprocessError as exc:  # the child could not take the niceness
+                raise ServerError(
+                    f"RIGBOARD_SERVER_NICE={nice}: llama-server could not be started at that niceness "
+                    "(below the worker's own needs root, CAP_SYS_NICE or RLIMIT_NICE)",
+                    kind=ServerFailure.EXITED,
+                ) from exc
+        if nice is not None:
+            logger.info("llama-server %s runs at niceness %d (RIGBOARD_SERVER_NICE)", self.process.pid, nice)
         if parent_death is None:  # no prctl here: a watchdog process stands in for it
             self._watchdog = watch_from_outside(self.process.pid)
         try:
