@@ -30,9 +30,10 @@ environment as it is: that passes it on, it reads no setting.)
                            measured and reported, and uneven sides still said)
   RIGBOARD_SERVER_NICE     the niceness the llama-servers this rig benchmarks run at
                            (-20 … 19; unset: the worker's own). A dedicated rig sets -10 so
-                           that a neighbour at 0 (a compile, a CPU hog) takes a tenth of a
-                           core from a 1-thread server, not half of it: the run-to-run noise
-                           a nightly floor is measured on stays the server's own. Below the
+                           that a neighbour at 0 (a compile, a CPU hog) takes less from a
+                           1-thread server (benchmarks/server_nice.py: 95% of its speed kept
+                           beside 3 busy loops, 84% at 0): the run-to-run noise a nightly
+                           floor is measured on stays closer to the server's own. Below the
                            worker's own needs root, CAP_SYS_NICE or RLIMIT_NICE; a server
                            that cannot get it is not started (runners/harness/server/process.py)
 """
