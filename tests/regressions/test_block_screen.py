@@ -20,6 +20,7 @@ from django.core import mail
 # Registers the alert task, so an alert queued by name runs in-process (eager) here.
 import leaderboard.regressions.tasks  # noqa: F401
 from leaderboard.core.errors import ApplicationError
+from leaderboard.regressions.management.commands.replay_releases import Command as ReplayCommand
 from leaderboard.regressions.matrix import verdict_cell
 from leaderboard.regressions.models import BuildStatus, Confirmation, Subscription, Verdict
 from leaderboard.regressions.report import regression_report
@@ -119,6 +120,9 @@ def test_blocks_that_see_no_change_leave_the_step_no_change_said_so_and_nothing_
     cell = verdict_cell(verdict)
     assert (cell.state, cell.word, cell.detail) == ("none", "no change", "no change by A/B blocks")
     assert cell.effect_pct == verdict.effect_pct  # no change: the first run's figure
+    # The replay's per-release line says it in the same words (it once said "reproduced by a/b").
+    line = ReplayCommand._line(10429, step)
+    assert ": No change +1.0% (no change by A/B blocks); A/B " in line and "(n 4)" in line and "reproduced" not in line
     assert webhook_receiver.bodies == [] and mail.outbox == []
     assert queued_messages(celery_broker, sub.rig.queue_name) == []
 

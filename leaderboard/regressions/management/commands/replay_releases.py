@@ -45,6 +45,7 @@ from leaderboard.regressions.models import (
 from leaderboard.regressions.replay_export import replay_document
 from leaderboard.regressions.services.releases import ReleaseListErrors, release_list
 from leaderboard.regressions.services.replay import replay_advance, replay_open, replay_resend
+from leaderboard.regressions.words import verdict_words
 from leaderboard.results.models import Rig
 from runners.builds.releases import UPSTREAM_REPO, release_url
 from runners.files import write_atomically
@@ -167,7 +168,8 @@ class Command(BaseCommand):
         verdicts = ", ".join(
             f"{v.reference_config.name}: {v.get_kind_display()}"
             + (f" {v.effect_shown_pct:+.1f}%" if v.effect_shown_pct is not None else "")
-            + (f" ({v.get_confirmation_display().lower()})" if v.confirmation else "")
+            # The site's words: a screened step whose blocks agree is "no change by A/B blocks", never "reproduced".
+            + (f" ({verdict_words(v).standing})" if v.confirmation else "")
             + (f"; first run {v.effect_pct:+.1f}%" if v.confirmation == Confirmation.AB_FOUND else "")
             + (f"; A/B {v.ab_effect_pct:+.1f}% (n {v.ab_n_pairs})" if v.ab_effect_pct is not None else "")
             for v in build.verdicts.select_related("reference_config")
