@@ -23,6 +23,7 @@ from leaderboard.boards.filters.ordering import (
 from leaderboard.boards.filters.query import (
     best_of_each_configuration,
     chosen_model_files,
+    configuration_groups,
     rigs_only_with,
     runs_filter,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "LeaderboardFilterForm",
     "best_of_each_configuration",
     "chosen_model_files",
+    "configuration_groups",
     "cost_sort_window",
     "date_sort_window",
     "filter_options",

@@ -19,6 +19,7 @@ from leaderboard.boards.filters import (
     LeaderboardFilterForm,
     best_of_each_configuration,
     chosen_model_files,
+    configuration_groups,
     filter_options,
     model_rank_window,
     parse_per_page,
@@ -196,9 +197,13 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
     def ranked(runs: QuerySet[Run]) -> QuerySet[Run, int]:
         return runs_sort(runs, ranking, usd_per_kwh=usd_per_kwh).values_list("pk", flat=True)
 
-    # "Best of each" costs an index probe per run counted (filters.best_of_each_configuration),
-    # so it counts at most BEST_COUNT_CAP: 10,000 probes took ~70 ms at 100k runs.
-    cap = BEST_COUNT_CAP if form.cleaned_data.get("best") else CappedCountPaginator.COUNT_CAP
+    # "Best of each" costs an index probe per run listed (filters.best_of_each_configuration),
+    # so it counts at most BEST_COUNT_CAP; it counts its groups, one best run each, without one.
+    best = bool(form.cleaned_data.get("best"))
+    cap = BEST_COUNT_CAP if best else CappedCountPaginator.COUNT_CAP
+    counted = None
+    if best:
+        counted = configuration_groups(_filtered({**form.cleaned_data, "best": False}, model_files))
     window = None
     if ranking.lstrip("-") in WINDOWED_SORTS:
 
@@ -213,7 +218,7 @@ def leaderboard_view(params: QueryDict) -> LeaderboardView:
 
             return ranked(model_rank_window(filtered, runs_of_file, model_files, rows=rows))
 
-    paginator = RankedPaginator(ranked(filtered), per_page, count_cap=cap, window=window)
+    paginator = RankedPaginator(ranked(filtered), per_page, count_cap=cap, window=window, counted=counted)
     page = paginator.get_page(params.get("page"))
     rows = rows_by_ids(list(page.object_list), usd_per_kwh=usd_per_kwh)
     return LeaderboardView(form, rows, page, sort, per_page, usd_per_kwh, paginator.count, paginator.capped)

@@ -137,6 +137,8 @@ class Run(models.Model):
                 models.F("decode_tokens_per_s_mean").desc(),
                 models.F("id").desc(),
                 name="run_ranked_group_idx",
+                # Its failed checks: best-of-each's probes and count of groups read no table row.
+                include=["failed_checks"],
                 condition=models.Q(status="finished", decode_tokens_per_s_mean__isnull=False),
             ),
             models.Index(fields=["rig", "-created_at", "-id"], name="run_rig_history_idx"),
