@@ -85,7 +85,7 @@ def test_a_gpu_pages_latest_runs_walk_the_recent_index_newest_first(client, runs
     # The shares of the bound read the GPU's latest runs: per rig, every run of the GPU's
     # rigs was read and sorted (150k at 1M); newest first, the walk stops at the cap.
     newest_first = '"results_run"."created_at" DESC'
-    sql = _page_query(client, "/gpus/H100 PCIe/", 'SELECT shown_share.', newest_first)
+    sql = _page_query(client, "/gpus/H100 PCIe/", "SELECT shown_share.", newest_first)
     plan = _plan(sql)
     assert "Index Only Scan using run_recent_idx" in plan, plan
     assert "Sort" not in plan.replace("Sort Key", ""), plan
