@@ -289,3 +289,24 @@ def test_a_gpu_pages_shares_are_read_from_the_share_table_alone(board_run) -> No
     joined = re.findall(r'JOIN "(\w+)"', shares_sql)
     assert "results_runboundshare" in joined and not {"results_configuration", "results_stack"} & set(joined), joined
     assert '"created_at" DESC' in shares_sql and "LIMIT 5001" in shares_sql, shares_sql
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_kept_peer_pool_is_reused_until_a_run_is_written(board_run) -> None:
+    """Every run page reads the same peer pool, so it is kept until the data changes
+    (core.datacache): outside a transaction a second read costs no query of the pool, and
+    a run committed since is in the next one."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.results.hardware.selectors import public_observations
+
+    for i in range(2):
+        board_run(rig=f"kept-{i}", gpus=[("RTX 3090", 1)], tps=[300.0 + 50 * i], run=GGUF, **DENSE)
+    first = stored_observations()
+    with CaptureQueriesContext(connection) as queries:
+        assert stored_observations() == first
+    assert not [q for q in queries.captured_queries if "runboundshare" in q["sql"].lower()], queries.captured_queries
+    board_run(rig="kept-new", gpus=[("RTX 3090", 1)], tps=[420.0], run=GGUF, **DENSE)
+    after = stored_observations()
+    assert len(after) == len(first) + 1 == len(public_observations())
