@@ -61,9 +61,11 @@ class Phases:
         self.calls: collections.Counter[str] = collections.Counter()
         self.template_stack: list[float] = []
 
-    def add(self, name: str, began_cpu: float) -> float:
+    def add(self, name: str, began_cpu: float, *, less_ms: float = 0.0) -> float:
+        """Count one call of ``name`` begun at ``began_cpu``, less ``less_ms`` (its nested
+        templates' time); return the whole time spent."""
         spent = (time.process_time() - began_cpu) * 1000
-        self.ms[name] += spent
+        self.ms[name] += spent - less_ms
         self.calls[name] += 1
         return spent
 
@@ -105,9 +107,7 @@ def install(phases: Phases, wraps: list[str], put: Callable[[Any, str, Any], Non
             return plain_render(self, context)
         finally:
             nested = phases.template_stack.pop()
-            spent = (time.process_time() - began) * 1000
-            phases.ms[f"template {self.name or '(string)'}"] += spent - nested
-            phases.calls[f"template {self.name or '(string)'}"] += 1
+            spent = phases.add(f"template {self.name or '(string)'}", began, less_ms=nested)
             if phases.template_stack:
                 phases.template_stack[-1] += spent
 
