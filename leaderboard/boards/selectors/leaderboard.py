@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.paginator import Page
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, QuerySet
 from django.http import QueryDict
 from django.utils.http import urlencode
 
@@ -30,10 +30,11 @@ from leaderboard.boards.filters import (
     runs_sort,
     sort_window,
 )
-from leaderboard.boards.rows import ROW_VALUES, LeaderboardRow, row_from_values
+from leaderboard.boards.rows import LeaderboardRow, row_from_values
+from leaderboard.boards.speedups.row_reads import row_parts
 from leaderboard.core.datacache import while_data_unchanged
 from leaderboard.core.paging import CappedCountPaginator
-from leaderboard.results.models import Rig, RigGpu, Run, RunBoundShare, RunStatus, Sample, Workload, gpu_label
+from leaderboard.results.models import Rig, RigGpu, Run, RunStatus, Workload, gpu_label
 
 
 def usd_per_kwh_from(raw: Any) -> float:
@@ -83,42 +84,26 @@ class LeaderboardView:
 
 
 def rows_by_ids(ids: list[int], *, usd_per_kwh: float) -> list[LeaderboardRow]:
-    """Return the leaderboard rows of these runs in the order of ``ids``, in four
-    queries (the runs' columns, their samples' peak VRAM, their stored shares of the
-    bound, their rigs' GPUs). Plain values, not model instances: building seven model
+    """Return the leaderboard rows of these runs in the order of ``ids`` (unknown ids
+    left out), in four queries (the runs' columns, their samples' peak VRAM, their
+    stored shares of the bound, their rigs' GPUs), compiled once per connection
+    (``speedups.row_reads``). Plain values, not model instances: building seven model
     objects per row cost more than the SQL."""
-    values = {v["pk"]: v for v in Run.objects.filter(pk__in=ids).order_by().values(*ROW_VALUES)}
-    peak_vram = dict(
-        Sample.objects.filter(run_id__in=ids)
-        .order_by()
-        .values("run_id")
-        .annotate(vram=Max("vram_peak_mib"))
-        .values_list("run_id", "vram")
-    )
-    # Its own query, by primary key: joined into the one above (nine tables, past the
-    # planner's join_collapse_limit) it read the whole share table (a hash join).
-    shares = dict(RunBoundShare.objects.filter(run_id__in=ids).values_list("run_id", "decode_share"))
-    gpus: dict[int, list[tuple[str, int]]] = {}
-    rig_ids = {v["rig_id"] for v in values.values()}
-    for rig_id, model, count in (
-        RigGpu.objects.filter(rig_id__in=rig_ids)
-        .order_by("rig_id", "position", "id")
-        .values_list("rig_id", "model", "count")
-    ):
-        gpus.setdefault(rig_id, []).append((model, count))
+    parts = row_parts(ids)
     rows = []
     for run_id in ids:
-        v = values.get(run_id)
+        v = parts.values.get(run_id)
         if v is None:
             continue
+        gpus = parts.gpus.get(v["rig_id"], [])
         rows.append(
             row_from_values(
                 v,
-                gpus=gpu_label(gpus.get(v["rig_id"], [])),
+                gpus=gpu_label(gpus),
                 usd_per_kwh=usd_per_kwh,
-                gpu_models=tuple(dict.fromkeys(model for model, _ in gpus.get(v["rig_id"], []))),
-                vram_peak_mib=peak_vram.get(run_id),
-                decode_share_of_bound=shares.get(run_id),
+                gpu_models=tuple(dict.fromkeys(model for model, _ in gpus)),
+                vram_peak_mib=parts.peak_vram_mib.get(run_id),
+                decode_share_of_bound=parts.shares.get(run_id),
             )
         )
     return rows
@@ -164,7 +149,7 @@ def export_rows(
     ids: QuerySet[Run, int], *, usd_per_kwh: float, chunk_rows: int = EXPORT_CHUNK_ROWS
 ) -> Iterator[LeaderboardRow]:
     """Yield the leaderboard row of every run in ``ids``, in its order, ``chunk_rows``
-    at a time (three queries a chunk, ``rows_by_ids``): the ids come through a
+    at a time (four queries a chunk, ``rows_by_ids``): the ids come through a
     server-side cursor on PostgreSQL, so memory holds one chunk whatever the set's size."""
     chunk: list[int] = []
     for run_id in ids.iterator(chunk_size=max(chunk_rows, 100)):

@@ -16,4 +16,10 @@ benchmarks/README.md):
   A rig page's CPU at 100k runs: see benchmarks/README.md (2026-11-27, tenth session).
 - ``select``: a filter form's ``<select>`` built with format_html. Reference:
   ``{{ bound_field }}``, Django's widget. Off: 23.1 → 29.4 ms.
+- ``row_reads``: the rows' four reads (``rows_by_ids``: every board, rig, run and
+  source page, every export chunk) compiled once per connection from the ORM's
+  querysets, the ids bound as one array and the statements prepared. Reference:
+  ``row_reads.row_parts_orm`` (also the path off PostgreSQL); test:
+  tests/boards/test_row_reads_speedup.py. Figures: benchmarks/README.md (thirty-first
+  session).
 """
