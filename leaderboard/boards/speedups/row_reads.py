@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import F, Lookup, Max, QuerySet
+from django.db.models import F, Lookup, Max, Q, QuerySet
 from django.db.models.sql.compiler import SQLCompiler
 
 from leaderboard.boards.rows import ROW_VALUES
@@ -52,38 +52,60 @@ def row_parts(ids: list[int]) -> RowParts:
         return row_parts_orm(ids)
     statements = _statements()
     values = {v["pk"]: v for v in statements.runs.dicts(ids)}
-    peak_vram = dict(statements.peak_vram.rows(ids))
-    shares = dict(statements.shares.rows(ids))
-    gpus: dict[int, list[tuple[str, int]]] = {}
     rig_ids = sorted({v["rig_id"] for v in values.values()})
-    for rig_id, model, count in statements.gpus.rows(rig_ids) if rig_ids else ():
-        gpus.setdefault(rig_id, []).append((model, count))
-    return RowParts(values, peak_vram, shares, gpus)
+    return _parts(
+        values,
+        statements.peak_vram.rows(ids),
+        statements.shares.rows(ids),
+        statements.gpus.rows(rig_ids) if rig_ids else [],
+    )
 
 
 def row_parts_orm(ids: list[int]) -> RowParts:
     """The plain ORM reading of ``row_parts``: the reference the compiled statements
     must agree with, and the path on databases other than PostgreSQL."""
-    values = {v["pk"]: v for v in Run.objects.filter(pk__in=ids).order_by().values(*ROW_VALUES)}
-    peak_vram = dict(
-        Sample.objects.filter(run_id__in=ids)
+
+    def among(name: str, values: Any) -> Q:
+        return Q(**{f"{name}__in": values})
+
+    values = {v["pk"]: v for v in _runs(among("pk", ids))}
+    rig_ids = {v["rig_id"] for v in values.values()}
+    return _parts(
+        values, _peak_vram(among("run_id", ids)), _shares(among("run_id", ids)), _gpus(among("rig_id", rig_ids))
+    )
+
+
+# The four reads, each defined once; ``where`` picks their rows: ``__in`` on the plain
+# path, ``AnyOf`` (one array parameter) where they are compiled once.
+def _runs(where: Any) -> QuerySet[Any, Any]:
+    return Run.objects.filter(where).order_by().values(*ROW_VALUES)
+
+
+def _peak_vram(where: Any) -> QuerySet[Any, Any]:
+    return (
+        Sample.objects.filter(where)
         .order_by()
         .values("run_id")
         .annotate(vram=Max("vram_peak_mib"))
         .values_list("run_id", "vram")
     )
-    # Its own query, by primary key: joined into the one above (nine tables, past the
+
+
+def _shares(where: Any) -> QuerySet[Any, Any]:
+    # Its own query, by primary key: joined into the runs' (nine tables, past the
     # planner's join_collapse_limit) it read the whole share table (a hash join).
-    shares = dict(RunBoundShare.objects.filter(run_id__in=ids).values_list("run_id", "decode_share"))
+    return RunBoundShare.objects.filter(where).order_by().values_list("run_id", "decode_share")
+
+
+def _gpus(where: Any) -> QuerySet[Any, Any]:
+    return RigGpu.objects.filter(where).order_by("rig_id", "position", "id").values_list("rig_id", "model", "count")
+
+
+def _parts(values: dict[int, dict[str, Any]], peak_vram: Any, shares: Any, gpu_rows: Any) -> RowParts:
     gpus: dict[int, list[tuple[str, int]]] = {}
-    rig_ids = {v["rig_id"] for v in values.values()}
-    for rig_id, model, count in (
-        RigGpu.objects.filter(rig_id__in=rig_ids)
-        .order_by("rig_id", "position", "id")
-        .values_list("rig_id", "model", "count")
-    ):
+    for rig_id, model, count in gpu_rows:
         gpus.setdefault(rig_id, []).append((model, count))
-    return RowParts(values, peak_vram, shares, gpus)
+    return RowParts(values, dict(peak_vram), dict(shares), gpus)
 
 
 class AnyOf(Lookup):  # type: ignore[type-arg]
@@ -154,21 +176,9 @@ def _statements() -> _Statements:
     found = _compiled.get(wrapper)
     if found is None:
         found = _compiled[wrapper] = _Statements(
-            runs=_Statement.of(Run.objects.filter(AnyOf(F("pk"), [])).order_by().values(*ROW_VALUES)),
-            peak_vram=_Statement.of(
-                Sample.objects.filter(AnyOf(F("run_id"), []))
-                .order_by()
-                .values("run_id")
-                .annotate(vram=Max("vram_peak_mib"))
-                .values_list("run_id", "vram")
-            ),
-            shares=_Statement.of(
-                RunBoundShare.objects.filter(AnyOf(F("run_id"), [])).order_by().values_list("run_id", "decode_share")
-            ),
-            gpus=_Statement.of(
-                RigGpu.objects.filter(AnyOf(F("rig_id"), []))
-                .order_by("rig_id", "position", "id")
-                .values_list("rig_id", "model", "count")
-            ),
+            runs=_Statement.of(_runs(AnyOf(F("pk"), []))),
+            peak_vram=_Statement.of(_peak_vram(AnyOf(F("run_id"), []))),
+            shares=_Statement.of(_shares(AnyOf(F("run_id"), []))),
+            gpus=_Statement.of(_gpus(AnyOf(F("rig_id"), []))),
         )
     return found
