@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from leaderboard.results.models import (
+    Configuration,
     ModelFile,
     PublishedComparison,
     PublishedComparisonRow,
@@ -67,9 +68,30 @@ def source_detail_queryset() -> QuerySet[Source]:
     return source_list().prefetch_related(Prefetch("comparisons", queryset=comparisons), "experiments", "fits")
 
 
+# What a list row (RunListOutputSerializer) does not show, left unread by the list:
+# a run's log tail (up to 20,000 characters from a runner), its fingerprint and extra
+# documents, its notes, and the rig's and configuration's columns shown only by the
+# detail. A 1,000-run cursor page read up to 20 MB of log tails to show none.
+_LIST_UNREAD = (
+    "notes",
+    "fingerprint",
+    "server_log_tail",
+    "extra",
+    "updated_at",
+    "stack__notes",
+    *(f"rig__{field.name}" for field in Rig._meta.concrete_fields if field.name not in {"id", "name"}),
+    *(
+        f"configuration__{field.name}"
+        for field in Configuration._meta.concrete_fields
+        if field.name not in {"id", "speculative_type"}
+    ),
+)
+
+
 def run_list_public() -> RunQuerySet:
-    """Return run_list() without the runs of rigs awaiting review or rejected."""
-    return run_list().public()
+    """Return run_list() without the runs of rigs awaiting review or rejected,
+    reading only the columns a list row shows (``_LIST_UNREAD`` stays unread)."""
+    return run_list().public().defer(*_LIST_UNREAD)
 
 
 def rig_list_public() -> RigQuerySet:

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from leaderboard.results import selectors
 from leaderboard.results.models import Run, Source
 
 pytestmark = pytest.mark.django_db
@@ -166,3 +167,27 @@ def test_the_count_stops_at_the_cap_and_pages_past_it_are_served(rig_with_token,
     monkeypatch.setattr(CappedPaginator, "COUNT_CAP", 10)
     exact = APIClient().get("/api/runs/").json()
     assert (exact["count"], exact["count_capped"]) == (5, False)
+
+
+def test_the_list_leaves_unread_what_its_rows_do_not_show(api_client, monkeypatch, runs):
+    """A list row shows no log tail, fingerprint or notes: the page's SQL does not
+    read them (a runner's log tail is up to 20,000 characters a run), and the
+    answer is the one the full read (run_list().public()) gives."""
+    Run.objects.update(
+        server_log_tail="x" * 20_000, fingerprint={"gpu": "RTX 3090"}, extra={"k": 1}, notes="not listed"
+    )
+    with CaptureQueriesContext(connection) as ctx:
+        answer = api_client.get(URL, {"page_size": 50})
+    page_sql = next(q["sql"] for q in ctx.captured_queries if '"results_run"."uuid"' in q["sql"])
+    for column in ("server_log_tail", "fingerprint", "extra", "notes", "updated_at"):
+        assert f'"results_run"."{column}"' not in page_sql
+    assert '"results_rig"."notes"' not in page_sql and '"results_configuration"."ctx_size"' not in page_sql
+    assert '"results_rig"."name"' in page_sql and '"results_configuration"."speculative_type"' in page_sql
+
+    monkeypatch.setattr(selectors, "run_list_public", lambda: selectors.run_list().public())
+    with CaptureQueriesContext(connection) as full_ctx:
+        full = api_client.get(URL, {"page_size": 50})
+    full_sql = next(q["sql"] for q in full_ctx.captured_queries if '"results_run"."uuid"' in q["sql"])
+    assert '"results_run"."server_log_tail"' in full_sql  # the reference reads them: the check can fail
+    assert answer.content == full.content and len(answer.json()["results"]) == 5
+    assert len(ctx.captured_queries) == len(full_ctx.captured_queries)
