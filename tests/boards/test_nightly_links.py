@@ -92,3 +92,36 @@ def test_the_links_query_sorts_nothing(nightly_setup: Callable[..., Any], client
 
     assert len(links) == 1 and len(captured) == 1
     assert "ORDER BY" not in captured[0]["sql"]
+
+
+def test_the_compiled_links_agree_with_the_orm_in_one_sql_text(
+    nightly_setup: Callable[..., Any], board_run: Callable[..., Run]
+) -> None:
+    # timeline_links_for_runs is compiled once per connection (results/speedups/compiled.py);
+    # timeline_links_for_runs_orm is its plain reference.
+    from leaderboard.regressions.selectors import timeline_links_for_runs, timeline_links_for_runs_orm
+
+    sub, ref, make_build = nightly_setup(alert_emails="", webhook_url="")
+    other_sub, other_ref, make_other_build = nightly_setup(alert_emails="", webhook_url="", rig_name="other-rig")
+    make_build("a", BASE)
+    make_other_build("b", BASE)
+    plain_run = board_run(rig="plain-rig", tps=[50.0, 51.0])
+    nightly_ids = list(Run.objects.exclude(pk=plain_run.pk).order_by("pk").values_list("pk", flat=True))
+    unknown = plain_run.pk + 1000
+    ids = [plain_run.pk, *nightly_ids, unknown, nightly_ids[0]]
+
+    plain = timeline_links_for_runs_orm(run_ids=ids)
+    with CaptureQueriesContext(connection) as many:
+        fast = timeline_links_for_runs(run_ids=ids)
+    with CaptureQueriesContext(connection) as one:
+        timeline_links_for_runs(run_ids=ids[:1])
+
+    assert fast == plain
+    # The cases the set was made for are in it, so agreeing means something.
+    assert {(link.subscription_id, link.reference_id) for link in plain.values()} == {
+        (sub.pk, ref.pk),
+        (other_sub.pk, other_ref.pk),
+    }
+    assert set(plain) == set(nightly_ids) and plain_run.pk not in plain
+    assert len(one) == len(many) == 1 and "= ANY(" in many[0]["sql"]
+    assert one[0]["sql"].partition("ANY(")[0] == many[0]["sql"].partition("ANY(")[0]

@@ -1,8 +1,7 @@
 """The leaderboard rows' four reads (``selectors.leaderboard.rows_by_ids``) as SQL
-compiled once per connection from the ORM's own querysets, with the run ids bound
-as one array (``= ANY(%s)``) and sent through the prepared cursor
-(``results/speedups/cursor.py``), so PostgreSQL plans the nine-table select once
-per connection too.
+compiled once per connection from the ORM's own querysets
+(``results/speedups/compiled.py``: the run ids bound as one array, the prepared
+cursor), so PostgreSQL plans the nine-table select once per connection too.
 
 Why: building and compiling the four querysets cost ~4 ms per call whatever the
 number of rows (5.1 ms of the board's 23.1 ms of CPU at 100k runs, 4.0 of the run
@@ -17,17 +16,15 @@ renamed changes both paths alike."""
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import F, Lookup, Max, Q, QuerySet
-from django.db.models.sql.compiler import SQLCompiler
+from django.db import connection
+from django.db.models import F, Max, Q, QuerySet
 
 from leaderboard.boards.rows import ROW_VALUES
 from leaderboard.results.models import RigGpu, Run, RunBoundShare, Sample
-from leaderboard.results.speedups.cursor import prepared_cursor
+from leaderboard.results.speedups.compiled import AnyOf, Statement, compiled_once
 
 
 @dataclass(frozen=True)
@@ -50,14 +47,13 @@ def row_parts(ids: list[int]) -> RowParts:
         return RowParts({}, {}, {}, {})
     if connection.vendor != "postgresql":
         return row_parts_orm(ids)
-    statements = _statements()
-    values = {v["pk"]: v for v in statements.runs.dicts(ids)}
+    values = {v["pk"]: v for v in _statement("runs", _runs, "pk").dicts(ids)}
     rig_ids = sorted({v["rig_id"] for v in values.values()})
     return _parts(
         values,
-        statements.peak_vram.rows(ids),
-        statements.shares.rows(ids),
-        statements.gpus.rows(rig_ids) if rig_ids else [],
+        _statement("peak_vram", _peak_vram, "run_id").rows(ids),
+        _statement("shares", _shares, "run_id").rows(ids),
+        _statement("gpus", _gpus, "rig_id").rows(rig_ids) if rig_ids else [],
     )
 
 
@@ -108,77 +104,5 @@ def _parts(values: dict[int, dict[str, Any]], peak_vram: Any, shares: Any, gpu_r
     return RowParts(values, dict(peak_vram), dict(shares), gpus)
 
 
-class AnyOf(Lookup):  # type: ignore[type-arg]
-    """``lhs = ANY(%s)`` with the list as one array parameter, so the SQL text is the
-    same whatever the number of values (``__in`` writes one placeholder per value)."""
-
-    lookup_name = "any_of"
-    prepare_rhs = False
-
-    def get_db_prep_lookup(self, value: Any, connection: Any) -> tuple[str, list[Any]]:
-        return "%s", [list(value)]
-
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        rhs, rhs_params = self.process_rhs(compiler, connection)
-        return f"{lhs} = ANY({rhs})", [*lhs_params, *rhs_params]
-
-
-@dataclass(frozen=True)
-class _Statement:
-    """A queryset compiled once: its SQL, its one array parameter's place, and the
-    compiler whose converters turn database values into the ORM's (none for today's
-    columns, kept so a converted field added later reads as the ORM reads it)."""
-
-    sql: str
-    names: tuple[str, ...]
-    compiler: SQLCompiler
-    converters: dict[int, Any]
-
-    @classmethod
-    def of(cls, queryset: QuerySet[Any, Any]) -> _Statement:
-        compiler = queryset.query.get_compiler(using=queryset.db)
-        sql, params = compiler.as_sql()
-        if list(params) != [[]]:
-            raise ValueError(f"a compiled row read takes one array parameter, not {params!r}")
-        query = queryset.query
-        names = (*query.extra_select, *query.values_select, *query.annotation_select)
-        converters = compiler.get_converters([s[0] for s in compiler.select[: compiler.col_count]])
-        return cls(sql, names, compiler, converters)
-
-    def rows(self, values: list[int]) -> list[tuple[Any, ...]]:
-        with prepared_cursor() as cursor:
-            cursor.execute(self.sql, [values])
-            fetched = cursor.fetchall()
-        if self.converters:
-            return [tuple(row) for row in self.compiler.apply_converters(fetched, self.converters)]
-        return fetched
-
-    def dicts(self, values: list[int]) -> list[dict[str, Any]]:
-        return [dict(zip(self.names, row, strict=True)) for row in self.rows(values)]
-
-
-@dataclass(frozen=True)
-class _Statements:
-    runs: _Statement
-    peak_vram: _Statement
-    shares: _Statement
-    gpus: _Statement
-
-
-# One set per connection object (each thread has its own): a compiler keeps the
-# connection it compiled for, and its converters are that connection's.
-_compiled: weakref.WeakKeyDictionary[Any, _Statements] = weakref.WeakKeyDictionary()
-
-
-def _statements() -> _Statements:
-    wrapper = connections[DEFAULT_DB_ALIAS]
-    found = _compiled.get(wrapper)
-    if found is None:
-        found = _compiled[wrapper] = _Statements(
-            runs=_Statement.of(_runs(AnyOf(F("pk"), []))),
-            peak_vram=_Statement.of(_peak_vram(AnyOf(F("run_id"), []))),
-            shares=_Statement.of(_shares(AnyOf(F("run_id"), []))),
-            gpus=_Statement.of(_gpus(AnyOf(F("rig_id"), []))),
-        )
-    return found
+def _statement(name: str, read: Any, column: str) -> Statement:
+    return compiled_once(f"boards.row_reads.{name}", lambda: read(AnyOf(F(column), [])))

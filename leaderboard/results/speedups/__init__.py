@@ -23,6 +23,13 @@ POSTed run, benchmarks/README.md):
 - ``cursor``: a server-binding cursor (``connection._prepare_cursor``) so the
   constant statements above and the token lookup (results/auth.py) are prepared
   once per connection. Reference: ``connection.cursor()`` (other databases).
+- ``compiled``: reads by a list of ids compiled once per connection from the ORM's
+  querysets (``AnyOf``: the ids one array parameter; the prepared cursor), for the
+  pages' reads by their rows' ids: the board rows' four (boards/speedups/row_reads.py)
+  and the nightly timeline links (regressions/selectors.py). Reference: each one's
+  ``__in`` ORM reading (also the path off PostgreSQL); tests:
+  tests/boards/test_row_reads_speedup.py, tests/boards/test_nightly_links.py.
+  Figures: benchmarks/README.md (thirty-first and thirty-second sessions).
 - ``prefetch``: objects ingest built attached as if prefetched (``_result_cache``),
   so the 201 body costs no read-back. Reference: GET's read
   (``selectors.run_get``); test: the 201 body equals GET's
