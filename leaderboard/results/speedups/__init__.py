@@ -2,8 +2,9 @@
 the plain path it replaces kept as its reference and a test that the two agree.
 
 Kept because the ingest target (``make bench-ingest``: ≥ 200 runs/s, p95 ≤ 100 ms
-on 2 CPUs) needs them; measured by turning each off in turn (gunicorn CPU per
-POSTed run, benchmarks/README.md):
+on 2 CPUs) needs them, measured by turning each off in turn (gunicorn CPU per
+POSTed run, benchmarks/README.md); ``compiled`` serves the pages' CPU instead
+(issue 40, measured with benchmarks/site_phases.py):
 
 - ``outputs``: output serializers compiled into plain functions. Reference:
   ``serializer_class(instance).data``; test: tests/results/test_compiled_outputs.py
