@@ -1,15 +1,20 @@
 """The fenced speed-ups of the leaderboard page (leaderboard/boards/speedups/)
 render what their plain references render: the cells built in Python against the
-template boards/_leaderboard_cells.html for a varied set of rows, and the filter
-``<select>`` built in Python against Django's widget, up to insignificant whitespace."""
+template boards/_leaderboard_cells.html for a varied set of rows, the filter
+``<select>`` built in Python against Django's widget, up to insignificant whitespace,
+and the filter form's ``<input>`` tags against Django's own renderer, exactly."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import re
+from typing import Any
+from urllib.parse import quote
 
 import pytest
+from django.forms import Select
+from django.forms.renderers import DjangoTemplates
 from django.http import QueryDict
 from django.template import Context, Template
 from django.utils import html as django_html
@@ -20,6 +25,7 @@ from django.utils.translation import gettext_lazy
 from leaderboard.boards.filters import FilterOptions, LeaderboardFilterForm
 from leaderboard.boards.rows import LeaderboardRow
 from leaderboard.boards.speedups import html as fast_html
+from leaderboard.boards.speedups.inputs import INPUT_RENDERER, input_tag
 from leaderboard.regressions.selectors import TimelineLink
 
 EVIL = "<script>alert(1)</script>"
@@ -284,6 +290,56 @@ def test_on_a_value_that_is_no_choice_only_django_s_aria_attributes_differ() -> 
 
     assert 'aria-invalid="true" aria-describedby="id_rig_error" ' not in fast
     assert plain.replace('aria-invalid="true" aria-describedby="id_rig_error" ', "") == fast
+
+
+def _inputs(form: LeaderboardFilterForm, renderer: Any) -> list[str]:
+    form.renderer = renderer
+    return [str(field) for field in form if not isinstance(field.field.widget, Select)]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "",
+        "model=qwen3.6&since=2025-07-01&until=2026-01-31&usd_per_kwh=0.31&best=on&failed=on&model_file=7&q=3090",
+        # Hostile and invalid values: escaped, and Django's aria-invalid kept.
+        f"model={quote(EVIL)}&since={quote(EVIL)}&usd_per_kwh=-1&model_file=0&q=%22a%22+%26+%27b%27",
+        "usd_per_kwh=abc&since=2025-13-45&best=0&failed=false",
+    ],
+)
+def test_the_python_inputs_render_what_django_s_templates_render(query: str) -> None:
+    form = LeaderboardFilterForm(QueryDict(query), options=OPTIONS)
+    form.is_valid()
+
+    fast, plain = _inputs(form, INPUT_RENDERER), _inputs(form, DjangoTemplates())
+
+    assert len(fast) == 8  # text ×2, date ×2, number, checkbox ×2, hidden
+    assert fast == plain
+    assert not any(EVIL in tag for tag in fast)
+
+
+def test_the_comparison_tells_an_input_apart() -> None:
+    widget = {"type": "text", "name": "q", "value": None, "attrs": {"id": "id_q", "maxlength": "100"}}
+
+    assert input_tag(widget) == '<input type="text" name="q" id="id_q" maxlength="100">'
+    assert input_tag({**widget, "attrs": {**widget["attrs"], "checked": True, "required": False}}) == (
+        '<input type="text" name="q" id="id_q" maxlength="100" checked>'
+    )
+    assert input_tag({**widget, "value": mark_safe("<b>")}) != input_tag({**widget, "value": "<b>"})
+
+
+def test_the_filter_form_writes_its_inputs_without_the_template_engine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from django.template.backends.django import DjangoTemplates as Backend
+
+    asked: list[str] = []
+    plain = Backend.get_template
+    monkeypatch.setattr(Backend, "get_template", lambda self, name: asked.append(name) or plain(self, name))
+    form = LeaderboardFilterForm(QueryDict("model=qwen&best=on"), options=OPTIONS)
+
+    assert form.renderer is INPUT_RENDERER
+    html = "".join(str(field) for field in form if not isinstance(field.field.widget, Select))
+    assert 'name="model" value="qwen"' in html and "checked" in html
+    assert asked == []
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 
+from leaderboard.boards.speedups.inputs import INPUT_RENDERER
 from leaderboard.core.datacache import while_data_unchanged
 from leaderboard.results.models import Engine, Provenance, Rig, RigGpu, SpeculativeType
 
@@ -27,6 +28,9 @@ _SPEC_MENU: dict[str, str] = {
 
 
 class LeaderboardFilterForm(forms.Form):
+    # Its inputs written in Python, its selects by the select_field tag (boards/speedups/).
+    default_renderer = INPUT_RENDERER
+
     gpu = forms.ChoiceField(required=False, label="GPU")
     rig = forms.ChoiceField(required=False)
     model = forms.CharField(required=False, max_length=100, label="Model family", help_text="e.g. qwen3.6")

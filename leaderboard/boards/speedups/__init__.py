@@ -4,9 +4,8 @@ two agree (tests/boards/test_cells_speedup.py). The page uses the fast path; the
 reference is rendered only by that test, so there is one path in production and
 no setting to keep in step with it.
 
-Kept because each saves more than a fifth of the leaderboard page's CPU
-(measured side by side with benchmarks/site_speedups.py; figures in
-benchmarks/README.md):
+Each was kept for what it saves of the pages' CPU, measured side by side (figures
+in benchmarks/README.md):
 
 - ``cells``: one leaderboard row's cells built with format_html, reversing each
   URL once per page. Reference: templates/boards/_leaderboard_cells.html.
@@ -16,6 +15,9 @@ benchmarks/README.md):
   A rig page's CPU at 100k runs: see benchmarks/README.md (2026-11-27, tenth session).
 - ``select``: a filter form's ``<select>`` built with format_html. Reference:
   ``{{ bound_field }}``, Django's widget. Off: 23.1 → 29.4 ms.
+- ``inputs``: a form renderer writing Django's ``<input>`` widgets in Python (the
+  filter form's seven inputs), the widgets' contexts still Django's. Reference: Django's
+  ``DjangoTemplates`` renderer. Figures: benchmarks/README.md (thirty-third session).
 - ``row_reads``: the rows' four reads (``rows_by_ids``: every board, rig, run and
   source page, every export chunk) compiled once per connection from the ORM's
   querysets, the ids bound as one array and the statements prepared. Reference:
