@@ -106,8 +106,8 @@ def pages() -> list[tuple[str, str, str]]:
 class SqlClock:
     """An execute wrapper (``connection.execute_wrapper``) that adds up the wall time
     of every statement a request runs, each at ``perf_counter``'s resolution: DEBUG's
-    query log keeps each time rounded to the millisecond, which on a page of eleven
-    sub-millisecond statements is mostly rounding."""
+    query log keeps each time rounded to the millisecond, so a statement under half a
+    millisecond counts as none."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
