@@ -28,6 +28,7 @@ _CONFIG_VARS = (
     "DJANGO_ALLOW_ASYNC_UNSAFE",
     "DATABASE_URL",
     "DATABASE_JIT",
+    "DATABASE_PREPARE_THRESHOLD",
     "CELERY_BROKER_URL",
     "REDIS_URL",
     "CELERY_RESULT_BACKEND",
@@ -91,9 +92,18 @@ def test_with_database_url_it_uses_postgresql():
 
 def test_postgresql_connections_do_not_jit_compile_unless_asked():
     url = "postgres://rb:pw@db.example:5433/rigboard"
-    assert _loaded(DATABASE_URL=url)["options"] == {"options": "-c jit=off"}
+    assert _loaded(DATABASE_URL=url)["options"]["options"] == "-c jit=off"
     assert "options" not in _loaded(DATABASE_URL=url, DATABASE_JIT="true")["options"]
     assert "options" not in _loaded()["options"]  # SQLite has no JIT
+
+
+def test_postgresql_prepares_the_prepared_cursors_statements_unless_told_not_to():
+    url = "postgres://rb:pw@db.example:5433/rigboard"
+    assert _loaded(DATABASE_URL=url)["options"]["prepare_threshold"] == 5
+    assert _loaded(DATABASE_URL=url, DATABASE_PREPARE_THRESHOLD="2")["options"]["prepare_threshold"] == 2
+    # 0 for a pooler that cannot keep a prepared statement: Django's own default, never.
+    assert _loaded(DATABASE_URL=url, DATABASE_PREPARE_THRESHOLD="0")["options"]["prepare_threshold"] is None
+    assert "prepare_threshold" not in _loaded()["options"]  # SQLite prepares nothing
 
 
 @pytest.mark.django_db

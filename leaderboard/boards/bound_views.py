@@ -21,7 +21,7 @@ from leaderboard.results.hardware.estimate import Estimate, estimate
 from leaderboard.results.hardware.gauge import GaugeFacts
 from leaderboard.results.hardware.runs import RunBound, RunFacts, run_bound
 from leaderboard.results.hardware.selectors import (
-    bounds_for_ids,
+    bound_of_loaded,
     observation_estimate,
     peer_estimate,
 )
@@ -32,8 +32,9 @@ from runners.bandwidth.weights import ModelFacts
 
 
 def run_bound_context(run: Run) -> dict[str, Any]:
-    """Return the run page's ``bound`` and ``bound_peers`` (its peers' share of their bounds)."""
-    bound = bounds_for_ids([run.pk]).get(run.pk)
+    """Return the run page's ``bound`` and ``bound_peers`` (its peers' share of their bounds),
+    for a run read with what its page shows (``selectors.runs.run_detail``)."""
+    bound = bound_of_loaded(run)
     peers = peer_estimate(bound, stored_observations()) if bound is not None and bound.share is not None else None
     return {"bound": bound, "bound_peers": peers}
 
