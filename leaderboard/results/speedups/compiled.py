@@ -1,7 +1,8 @@
 """Reads by a list of ids compiled once per connection from the ORM's own querysets:
 the ids bound as one array (``= ANY(%s)``, ``AnyOf``) so one SQL text serves every
 number of ids, and sent through the prepared cursor (``cursor.py``) so PostgreSQL
-plans it once per connection too.
+plans it once per connection too (after ``DATABASE_PREPARE_THRESHOLD`` runs: until the
+thirty-fourth session psycopg prepared nothing, Django leaving its threshold at never).
 
 Why: a page's reads by the ids of its rows (the board's rows, their timeline links)
 were built and compiled by Django on every request, ~1-4 ms each whatever the number
