@@ -21,12 +21,17 @@ def prepared_cursor() -> Any:
     and execute wrappers apply. Elsewhere than PostgreSQL: connection.cursor()."""
     if connection.vendor != "postgresql":
         return connection.cursor()
-    # What connection.cursor() does first: a pooled connection that PostgreSQL
-    # dropped (a restart) is replaced, not used. The token lookup is every
-    # authenticated request's first query, so skipping this would answer 503.
+    return connection._prepare_cursor(psycopg.Cursor(_live_connection()))  # type: ignore[attr-defined]
+
+
+def _live_connection() -> Any:
+    """Return psycopg's connection under Django's, doing what connection.cursor() does
+    first: a pooled connection that PostgreSQL dropped (a restart) is replaced, not used.
+    The token lookup is every authenticated request's first query, so skipping this
+    would answer 503."""
     connection.close_if_health_check_failed()
     connection.ensure_connection()
-    return connection._prepare_cursor(psycopg.Cursor(connection.connection))  # type: ignore[attr-defined]
+    return connection.connection
 
 
 @contextmanager
@@ -44,9 +49,7 @@ def server_bound() -> Iterator[None]:
         return
     from django.db.backends.postgresql.base import ServerBindingCursor  # type: ignore[attr-defined]
 
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    raw = connection.connection
+    raw = _live_connection()
     client_bound = raw.cursor_factory
     raw.cursor_factory = ServerBindingCursor
     try:
