@@ -35,7 +35,7 @@ def run_bound_context(run: Run) -> dict[str, Any]:
     """Return the run page's ``bound`` and ``bound_peers`` (its peers' share of their bounds),
     for a run read with what its page shows (``selectors.runs.run_detail``)."""
     bound = bound_of_loaded(run)
-    peers = peer_estimate(bound, stored_observations()) if bound is not None and bound.share is not None else None
+    peers = peer_estimate(bound, stored_observations()) if bound.share is not None else None
     return {"bound": bound, "bound_peers": peers}
 
 
