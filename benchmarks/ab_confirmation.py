@@ -364,7 +364,8 @@ def _report_noise(results: list[dict[str, Any]], names: list[str]) -> None:
     """Print each set's block noise (regressions/ab_power.py: the pooled SD of
     block figures within its interleaved confirmations, A/A or slowed) and what
     that noise predicts: the blocks a 2% slowdown needs for 80% power at a 1.5%
-    threshold, and the power of the set's own plan at the slowdown it ran."""
+    threshold (at the sample SD and at the SD a rig's limit is sized on), and
+    the power of the set's own plan at the slowdown it ran."""
     for name, r in zip(names, results, strict=True):
         sets = [("A/A", 0.0, r["aa"]), *((f"{pct}% slower", float(pct), cs) for pct, cs in r["power"].items())]
         for label, pct, confirmations in sets:
@@ -374,8 +375,11 @@ def _report_noise(results: list[dict[str, Any]], names: list[str]) -> None:
             if noise is None:
                 continue
             plan = r["meta"]["plan"]
-            needed = blocks_needed(noise.sd_pct, 2.0, alpha=plan.get("alpha", 0.01), threshold_pct=1.5, cap=200)
-            line = f"noise {Path(name).stem} ({label}): {noise.describe(label)}; 2% needs {needed or '> 200'} blocks"
+            alpha = plan.get("alpha", 0.01)
+            needed = blocks_needed(noise.sd_pct, 2.0, alpha=alpha, threshold_pct=1.5, cap=200)
+            upper_needed = blocks_needed(noise.sizing_sd_pct(), 2.0, alpha=alpha, threshold_pct=1.5, cap=200)
+            line = (f"noise {Path(name).stem} ({label}): {noise.describe(label)}; 2% needs {needed or '> 200'} blocks"
+                    f" ({upper_needed or '> 200'} {noise.sizing_words()})")  # fmt: skip
             if pct:
                 sized = block_plan(threshold_pct=plan["threshold_pct"], max_blocks=plan["max_pairs"])
                 caught = sum(1 for c in confirmations if c["decision"] == "regression")

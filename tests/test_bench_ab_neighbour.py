@@ -5,6 +5,7 @@ share of a window it was on is computed from its spells."""
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -72,3 +73,27 @@ def test_the_report_totals_each_rule_beside_the_neighbour(capsys: pytest.Capture
     assert "neighbour on 40% of the time" in out
     assert "drift, neighbour (run-level ABBA, A/A): 1 of 2 called a regression" in out
     assert "drift, neighbour (re-run rule, slow): 1 of 1 called a regression" in out
+
+
+def test_the_noise_report_gives_the_blocks_at_the_sample_sd_and_at_the_sizing_sd(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import ab_confirmation
+
+    from leaderboard.regressions.ab_power import blocks_needed, pooled_block_noise
+
+    def block(ratio: float) -> dict[str, object]:
+        return {"sides": ["a", "b"], "decode_tokens_per_s": [50.0, 50.0 * ratio]}
+
+    ratios = [1.03, 0.97, 1.01, 0.99, 1.02, 0.98]
+    check = {"decision": "none", "design": "interleaved", "blocks": [block(r) for r in ratios]}
+    result = {"meta": {"plan": {"alpha": 0.01}}, "aa": [check], "power": {}, "drift": {}}
+    ab_confirmation._report_noise([result], ["set_aa"])
+    out = capsys.readouterr().out
+    noise = pooled_block_noise([[math.log(r) for r in ratios]])
+    assert noise is not None and noise.sizing_sd_pct() > noise.sd_pct
+    sample = blocks_needed(noise.sd_pct, 2.0, alpha=0.01, threshold_pct=1.5, cap=200)
+    upper = blocks_needed(noise.sizing_sd_pct(), 2.0, alpha=0.01, threshold_pct=1.5, cap=200)
+    assert sample is not None and upper is not None and upper > sample
+    assert f"block SD {noise.sd_pct:.2f}% (pooled sample SD of 6 blocks from 1 A/A checks)" in out
+    assert f"2% needs {sample} blocks ({upper} sized on {noise.sizing_sd_pct():.2f}%" in out

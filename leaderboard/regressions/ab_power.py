@@ -23,6 +23,18 @@ looks only add chances to call the change, and stopping early for "no change"
 needs a 90% CI inside ±threshold, rare for an effect beyond it, so this is
 close to a lower bound; tests/regressions/test_ab_power.py checks it against
 the sequential rule simulated on normal blocks.
+
+The limit is sized on the SD's upper one-sided 90% confidence limit, not on
+the sample SD itself. Sized on the sample SD, a rig whose few A/A blocks came
+out calm gets a limit that is too short: on a 2-core EPYC (benchmarks/README.md,
+fortieth session) 12 blocks measured 2.0%, the sizing asked for 18 blocks, and
+the 156 blocks of the ten 2% confirmations that followed pooled to 2.94%: 6 of
+10 caught, not 8. With df degrees of freedom, df·s²/σ² is chi-square(df), so
+the upper limit is s·sqrt(df / chi2_(0.10, df)): 1.40× s at 11 df (2.81% there,
+which asks for 36 blocks; the 2.94% measured after needs 38), 1.14× at 60,
+1.06× at 300. A rig with many A/A blocks
+loses almost nothing; one with few is sized as if it may be noisier than it
+looked, and the factor falls as its A/A checks add up.
 """
 
 from __future__ import annotations
@@ -49,6 +61,9 @@ BLOCK_LIMIT_CAP = 40
 # Fewer blocks than this (pooled over the rig's A/A checks) and the SD is too
 # uncertain to size on: the subscription's own limit stands.
 MIN_NOISE_BLOCKS = 8
+# A limit is sized on the block SD's upper one-sided limit of this confidence
+# (the module docstring says why): BlockNoise.sizing_sd_pct.
+SIZING_CONFIDENCE = 0.9
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,16 @@ class BlockNoise:
     df: int
     n_checks: int
     n_blocks: int
+
+    def sizing_sd_pct(self, confidence: float = SIZING_CONFIDENCE) -> float:
+        """Return the SD a block limit is sized on: the upper one-sided
+        ``confidence`` limit of this pooled sample SD (df·s²/σ² is chi-square
+        with ``df`` degrees of freedom for normal blocks)."""
+        return self.sd_pct * math.sqrt(self.df / float(stats.chi2.ppf(1.0 - confidence, self.df)))
+
+    def sizing_words(self) -> str:
+        """Return the SD the limit is sized on, in words."""
+        return f"sized on {self.sizing_sd_pct():.2f}%, its upper {100 * SIZING_CONFIDENCE:g}% confidence limit"
 
     def describe(self, source: str = "A/A") -> str:
         """Return the SD in words, its blocks named as of ``source`` confirmations."""
@@ -165,7 +190,8 @@ class BlockSizing:
     the ``noise`` it was sized on (None: too few A/A blocks, the floor stands);
     the slowdown it is sized to catch (``resolve_pct``, 0 for none) and the
     blocks that needs (None: more than the cap); the smallest slowdown the
-    limit catches with 80% power (None without noise)."""
+    limit catches with 80% power (None without noise). Both at the noise's
+    sizing SD, its upper confidence limit."""
 
     limit: int
     noise: BlockNoise | None
@@ -179,20 +205,19 @@ class BlockSizing:
             return ""
         power = f"{100 * TARGET_POWER:g}% power"
         within = f"within {self.limit} blocks it resolves a {self.resolvable_pct:.1f}% slowdown with {power}"
+        noise = f"{self.noise.describe()}, {self.noise.sizing_words()}"
         if self.resolve_pct <= 0:
-            return f"{self.noise.describe()}: {within}"
+            return f"{noise}: {within}"
         if self.needed is None:
-            return (
-                f"{self.noise.describe()}: this rig cannot resolve a {self.resolve_pct:g}% slowdown "
-                f"in {BLOCK_LIMIT_CAP} blocks; {within}"
-            )
-        return f"{self.noise.describe()}: a {self.resolve_pct:g}% slowdown needs {self.needed} blocks; {within}"
+            cannot = f"this rig cannot resolve a {self.resolve_pct:g}% slowdown in {BLOCK_LIMIT_CAP} blocks"
+            return f"{noise}: {cannot}; {within}"
+        return f"{noise}: a {self.resolve_pct:g}% slowdown needs {self.needed} blocks; {within}"
 
     def reason_words(self) -> str:
         """Return the same, short enough for a verdict's reason ('' without noise)."""
         if self.noise is None or self.resolvable_pct is None:
             return ""
-        head = f"rig's A/A block SD {self.noise.sd_pct:.2f}%"
+        head = f"rig's A/A block SD {self.noise.sd_pct:.2f}% (sized on {self.noise.sizing_sd_pct():.2f}%)"
         resolves = f"{self.limit} blocks resolve {self.resolvable_pct:.1f}% (80% power)"
         if self.resolve_pct > 0 and self.needed is None:
             return f"{head}: {self.resolve_pct:g}% needs over {BLOCK_LIMIT_CAP} blocks; {resolves}"
@@ -209,16 +234,18 @@ def size_blocks(
     cap: int = BLOCK_LIMIT_CAP,
 ) -> BlockSizing:
     """Return the block limit for a rig of this ``noise``: the blocks a
-    ``resolve_pct`` slowdown needs for 80% power (``cap`` when more), never
-    fewer than ``floor_blocks`` (the subscription's own limit, which stands
-    alone with too little noise measured or ``resolve_pct`` 0)."""
+    ``resolve_pct`` slowdown needs for 80% power at the noise's sizing SD (its
+    upper confidence limit; ``cap`` when more), never fewer than
+    ``floor_blocks`` (the subscription's own limit, which stands alone with too
+    little noise measured or ``resolve_pct`` 0)."""
     floor_blocks = max(2, floor_blocks)
     if noise is None or noise.n_blocks < MIN_NOISE_BLOCKS:
         return BlockSizing(floor_blocks, None, resolve_pct, None, None)
+    sd_pct = noise.sizing_sd_pct()
     needed = None
     limit = floor_blocks
     if resolve_pct > 0:
-        needed = blocks_needed(noise.sd_pct, resolve_pct, alpha=alpha, threshold_pct=threshold_pct, cap=cap)
+        needed = blocks_needed(sd_pct, resolve_pct, alpha=alpha, threshold_pct=threshold_pct, cap=cap)
         limit = max(floor_blocks, needed if needed is not None else cap)
     plan = block_plan(alpha=alpha, threshold_pct=threshold_pct, max_blocks=limit)
-    return BlockSizing(limit, noise, resolve_pct, needed, resolvable_pct(noise.sd_pct, plan))
+    return BlockSizing(limit, noise, resolve_pct, needed, resolvable_pct(sd_pct, plan))

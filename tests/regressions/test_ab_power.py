@@ -15,6 +15,7 @@ from leaderboard.regressions.ab_blocks import Block, block_plan, blocks_judge
 from leaderboard.regressions.ab_power import (
     BLOCK_LIMIT_CAP,
     MIN_NOISE_BLOCKS,
+    SIZING_CONFIDENCE,
     BlockNoise,
     blocks_needed,
     plan_power,
@@ -40,6 +41,36 @@ def test_the_pooled_sd_is_within_each_check_and_skips_checks_of_one_block() -> N
     shifted = pooled_block_noise([one, [v + 0.2 for v in two]])
     assert shifted is not None and shifted.sd_pct == pytest.approx(noise.sd_pct)
     assert pooled_block_noise([[0.1], []]) is None
+
+
+def test_the_sizing_sd_is_an_upper_limit_that_covers_the_true_sd_nine_times_in_ten() -> None:
+    # Coverage by simulation, not the formula again: samples of normal blocks
+    # from checks of 6, the true SD under the upper limit in ~90% of them.
+    rng = np.random.default_rng(11)
+    for n_checks in (2, 10):
+        covered = 0
+        for _ in range(2000):
+            noise = pooled_block_noise(list(rng.normal(0, 0.02, (n_checks, 6))))
+            assert noise is not None and noise.df == 5 * n_checks
+            assert noise.sizing_sd_pct() > noise.sd_pct
+            covered += noise.sizing_sd_pct() >= 2.0
+        assert covered / 2000 == pytest.approx(SIZING_CONFIDENCE, abs=0.02)
+    # The factor falls as the rig's A/A blocks add up.
+    factors = [BlockNoise(2.0, df, 1, df + 1).sizing_sd_pct() / 2.0 for df in (7, 11, 60, 300)]
+    assert factors == sorted(factors, reverse=True) and factors[-1] < 1.06
+
+
+def test_a_calm_looking_short_history_is_sized_for_the_noise_it_may_hide() -> None:
+    # The fortieth session (benchmarks/README.md): 12 A/A blocks of SD 2.0% sized
+    # 18 blocks on the sample SD; the 2% set that followed pooled to 2.94%.
+    args = {"alpha": 0.01, "threshold_pct": 1.5, "floor_blocks": 8, "resolve_pct": 2.0}
+    short = size_blocks(BlockNoise(2.0, 11, 1, 12), **args)
+    assert blocks_needed(2.0, 2.0, alpha=0.01, threshold_pct=1.5) == 18 < short.limit
+    assert short.limit >= blocks_needed(2.94, 2.0, alpha=0.01, threshold_pct=1.5, cap=80) - 6
+    # The same SD over 300 blocks: hardly more than the sample SD asks for.
+    long = size_blocks(BlockNoise(2.0, 290, 10, 300), **args)
+    assert 18 <= long.limit <= 20 < short.limit
+    assert "sized on" in short.words() and "upper 90% confidence limit" in short.words()
 
 
 def _simulated_power(sd_pct: float, effect_pct: float, max_blocks: int, *, n: int = 400, seed: int = 7) -> float:
