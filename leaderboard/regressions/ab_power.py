@@ -32,9 +32,9 @@ the 156 blocks of the ten 2% confirmations that followed pooled to 2.94%: 6 of
 10 caught, not 8. With df degrees of freedom, df·s²/σ² is chi-square(df), so
 the upper limit is s·sqrt(df / chi2_(0.10, df)): 1.40× s at 11 df (2.81% there,
 which asks for 36 blocks; the 2.94% measured after needs 38), 1.14× at 60,
-1.06× at 300. A rig with many A/A blocks
-loses almost nothing; one with few is sized as if it may be noisier than it
-looked, and the factor falls as its A/A checks add up.
+1.06× at 300. A rig with many A/A blocks loses almost nothing; one with few
+is sized as if it may be noisier than it looked, and the factor falls as its
+A/A checks add up.
 """
 
 from __future__ import annotations
